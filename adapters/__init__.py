@@ -1,0 +1,1 @@
+"""What the domain ports are made of: storage, browser, models, reader, queue, settings, wiring."""

@@ -1,0 +1,56 @@
+"""A content-addressed blob store on the file system: screenshots, element lists, traces, videos.
+
+Blobs are named by their sha256 and written atomically (temporary file, fsync, rename), so a crash never
+leaves a half blob under a real name, and writing the same bytes twice is a no-op.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from pathlib import Path
+
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
+
+
+class FileBlobStore:
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def _path(self, digest: str) -> Path:
+        if not _DIGEST.match(digest):
+            raise KeyError(f"not a sha256 digest: {digest!r}")
+        return self.root / digest[:2] / digest[2:4] / digest
+
+    def put(self, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        path = self._path(digest)
+        if path.exists():
+            return digest
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return digest
+
+    def get(self, digest: str) -> bytes:
+        path = self._path(digest)
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            raise KeyError(f"no blob {digest}") from None
+
+    def has(self, digest: str) -> bool:
+        try:
+            return self._path(digest).exists()
+        except KeyError:
+            return False

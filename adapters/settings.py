@@ -1,0 +1,106 @@
+"""The one place that reads the environment.
+
+Everything configurable is a field of `Settings`, read once by `Settings.from_env()` and passed down.
+Secrets (model keys, signing keys) are read here and never written to events or logs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import msgspec
+
+DEFAULT_MODEL_BASE_URL = "https://ai-gateway.vercel.sh/v1"
+
+
+class SettingsError(ValueError):
+    """A configuration value is malformed; the message names the variable."""
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    data_dir: Path = Path("var")
+    """Where the embedded database, the blob store and the agent's key live (CANITBUY_DATA_DIR)."""
+    database_url: str | None = None
+    """postgresql://... selects PostgreSQL; unset selects SQLite under data_dir (CANITBUY_DATABASE_URL)."""
+    redis_url: str | None = None
+    """redis://... makes runs go through arq workers; unset runs them in-process (CANITBUY_REDIS_URL)."""
+    model_base_url: str = DEFAULT_MODEL_BASE_URL
+    """The OpenAI-compatible gateway (CANITBUY_MODEL_BASE_URL)."""
+    model_api_key: str | None = msgspec.field(default=None)
+    """The gateway key (AI_GATEWAY_API_KEY). Never logged, never stored in events."""
+    lab_domain: str = "lab.localhost"
+    """Parent domain of the stations: sNN.<lab_domain> (CANITBUY_LAB_DOMAIN)."""
+    lab_url: str | None = None
+    """Where a running lab answers, e.g. http://127.0.0.1:8700 (CANITBUY_LAB_URL); unset starts one in-process."""
+    agent_directory_url: str | None = None
+    """The https origin that serves our Web Bot Auth key directory (CANITBUY_AGENT_DIRECTORY_URL)."""
+    agent_signing_key: str | None = None
+    """Base64url Ed25519 private key seed (CANITBUY_AGENT_SIGNING_KEY); unset: made once in data_dir."""
+    chromium_path: str | None = None
+    """Chromium binary (CANITBUY_CHROMIUM); unset: Debian's build when present, else Playwright's own."""
+    concurrency: int = 4
+    """How many runs the in-process pool executes at once (CANITBUY_CONCURRENCY)."""
+    site_secret: str | None = None
+    """Secret for staff session cookies and CSRF tokens (CANITBUY_SITE_SECRET)."""
+
+    @property
+    def backend(self) -> str:
+        return "postgres" if self.database_url else "sqlite"
+
+    def __repr__(self) -> str:  # keep secrets out of logs and tracebacks
+        shown = {f: getattr(self, f) for f in self.__struct_fields__}
+        for secret in ("model_api_key", "agent_signing_key", "site_secret"):
+            if shown[secret]:
+                shown[secret] = "***"
+        if shown["database_url"]:
+            shown["database_url"] = _without_password(str(shown["database_url"]))
+        return "Settings(" + ", ".join(f"{k}={v!r}" for k, v in shown.items()) + ")"
+
+    __str__ = __repr__
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+
+        def text(name: str) -> str | None:
+            value = env.get(name, "").strip()
+            return value or None
+
+        database_url = text("CANITBUY_DATABASE_URL")
+        if database_url and not database_url.startswith(("postgresql://", "postgres://")):
+            raise SettingsError("CANITBUY_DATABASE_URL must start with postgresql:// (or be unset for SQLite)")
+        redis_url = text("CANITBUY_REDIS_URL")
+        if redis_url and not redis_url.startswith(("redis://", "rediss://", "unix://")):
+            raise SettingsError("CANITBUY_REDIS_URL must start with redis:// (or be unset for in-process runs)")
+        concurrency_text = text("CANITBUY_CONCURRENCY") or "4"
+        try:
+            concurrency = int(concurrency_text)
+        except ValueError:
+            raise SettingsError(f"CANITBUY_CONCURRENCY must be a whole number, not {concurrency_text!r}") from None
+        if not 1 <= concurrency <= 64:
+            raise SettingsError("CANITBUY_CONCURRENCY must be between 1 and 64")
+        return cls(
+            data_dir=Path(text("CANITBUY_DATA_DIR") or "var"),
+            database_url=database_url,
+            redis_url=redis_url,
+            model_base_url=text("CANITBUY_MODEL_BASE_URL") or DEFAULT_MODEL_BASE_URL,
+            model_api_key=text("AI_GATEWAY_API_KEY"),
+            lab_domain=text("CANITBUY_LAB_DOMAIN") or "lab.localhost",
+            lab_url=text("CANITBUY_LAB_URL"),
+            agent_directory_url=text("CANITBUY_AGENT_DIRECTORY_URL"),
+            agent_signing_key=text("CANITBUY_AGENT_SIGNING_KEY"),
+            chromium_path=text("CANITBUY_CHROMIUM"),
+            concurrency=concurrency,
+            site_secret=text("CANITBUY_SITE_SECRET"),
+        )
+
+
+def _without_password(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    if "@" not in rest:
+        return url
+    creds, _, host = rest.rpartition("@")
+    user = creds.split(":", 1)[0]
+    return f"{scheme}{sep}{user}:***@{host}"

@@ -1,0 +1,1 @@
+"""The CanItBuy domain: events, aggregates, scoring rules and projections, free of I/O."""

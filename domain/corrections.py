@@ -1,0 +1,113 @@
+"""Corrections: an error found is corrected by a new event that says what changed and why.
+
+A correction never edits or deletes an event; it is applied by the projections (as corrected), and the week's
+first publication stays as it was published.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+from uuid import UUID, uuid4
+
+from eventsourcing.domain import Aggregate
+
+TargetKind = Literal["run", "model_week", "station_week"]
+Change = Literal["void", "set_outcome", "exclude", "note"]
+
+_ALLOWED: dict[str, set[str]] = {
+    "run": {"void", "set_outcome", "note"},
+    "model_week": {"exclude", "note"},
+    "station_week": {"exclude", "note"},
+}
+
+
+class CorrectionError(ValueError):
+    """A correction that does not make sense; the message says why."""
+
+
+class Correction(Aggregate):
+    class Issued(Aggregate.Created):
+        """Staff issued a correction."""
+
+        target: str
+        """run, model_week or station_week."""
+        change: str
+        """void (the run is not a result), set_outcome, exclude (from the week), or note (text only)."""
+        reason: str
+        """Why, for the record."""
+        public_text: str
+        """What the corrections log says to readers."""
+        by: str
+        """The staff member who issued it."""
+        run_id: str | None = None
+        model: str | None = None
+        station: str | None = None
+        week: str | None = None
+        passed: bool | None = None
+        """For set_outcome: whether the run now counts as passed."""
+        outcome: str | None = None
+        """For set_outcome: the outcome it now has."""
+
+    class Withdrawn(Aggregate.Event):
+        """The correction was withdrawn; the record is as if it had not been issued, and says so."""
+
+        reason: str
+        by: str
+
+        def apply(self, aggregate: Correction) -> None:
+            aggregate.withdrawn = True
+
+    def __init__(
+        self, *, target: str, change: str, reason: str, public_text: str, by: str,
+        run_id: str | None = None, model: str | None = None, station: str | None = None,
+        week: str | None = None, passed: bool | None = None, outcome: str | None = None,
+    ) -> None:
+        self.target, self.change, self.reason, self.public_text, self.by = target, change, reason, public_text, by
+        self.run_id, self.model, self.station, self.week = run_id, model, station, week
+        self.passed, self.outcome = passed, outcome
+        self.withdrawn = False
+
+    @classmethod
+    def issue(
+        cls, *, target: TargetKind, change: Change, reason: str, public_text: str, by: str, at: datetime,
+        run_id: UUID | None = None, model: str | None = None, station: str | None = None,
+        week: str | None = None, passed: bool | None = None, outcome: str | None = None,
+    ) -> Correction:
+        _check(target, change, run_id, model, station, week, passed, outcome, reason, public_text)
+        return cls._create(
+            cls.Issued, id=uuid4(), timestamp=at, target=target, change=change, reason=reason.strip(),
+            public_text=public_text.strip(), by=by, run_id=str(run_id) if run_id else None, model=model,
+            station=station, week=week, passed=passed, outcome=outcome,
+        )
+
+    def withdraw(self, *, reason: str, by: str, at: datetime) -> None:
+        if self.withdrawn:
+            raise CorrectionError("this correction was already withdrawn")
+        if not reason.strip():
+            raise CorrectionError("say why the correction is withdrawn")
+        self.trigger_event(self.Withdrawn, timestamp=at, reason=reason.strip(), by=by)
+
+
+def _check(
+    target: str, change: str, run_id: UUID | None, model: str | None, station: str | None,
+    week: str | None, passed: bool | None, outcome: str | None, reason: str, public_text: str,
+) -> None:
+    if target not in _ALLOWED:
+        raise CorrectionError(f"unknown target {target!r}: run, model_week or station_week")
+    if change not in _ALLOWED[target]:
+        raise CorrectionError(f"a {target} correction can {', '.join(sorted(_ALLOWED[target]))}, not {change}")
+    if not reason.strip() or not public_text.strip():
+        raise CorrectionError("a correction needs a reason and a public text")
+    if target == "run" and run_id is None:
+        raise CorrectionError("a run correction names the run")
+    if target != "run" and week is None:
+        raise CorrectionError(f"a {target} correction names the week")
+    if target == "model_week" and not model:
+        raise CorrectionError("a model_week correction names the model")
+    if target == "station_week" and not station:
+        raise CorrectionError("a station_week correction names the station")
+    if change == "set_outcome" and (passed is None or not outcome):
+        raise CorrectionError("set_outcome says whether the run passed and which outcome it has")
+    if change == "set_outcome" and passed != (outcome == "passed"):
+        raise CorrectionError("passed and outcome disagree")

@@ -1,0 +1,81 @@
+"""The line-up: which models run from which date, by which provider route, at what price."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from uuid import NAMESPACE_URL, uuid5
+
+import msgspec
+from eventsourcing.domain import Aggregate
+
+LINEUP_ID = uuid5(NAMESPACE_URL, "canitbuy:lineup")
+
+
+class LineUpError(Exception):
+    pass
+
+
+class Entrant(msgspec.Struct, frozen=True, kw_only=True):
+    """A model (or built-in agent) in the line-up."""
+
+    model: str
+    """Our name for it, e.g. claude-haiku-5.5 or baseline-robust."""
+    label: str
+    """As shown to readers, e.g. Claude Haiku 5.5."""
+    route: str
+    """Provider route through the gateway (e.g. anthropic/claude-haiku-5.5), or builtin."""
+    since: date
+    """First ISO week day it runs in the weekly course."""
+    price_in_per_mtok: float = 0.0
+    """US dollars per million input tokens."""
+    price_out_per_mtok: float = 0.0
+    weekly: bool = True
+    """True for the weekly line-up; false for flagships run now and then."""
+    repeats: int = 1
+    """Runs per station a week (k)."""
+    until: date | None = None
+    """Last day it runs; null while it stays in the line-up."""
+
+
+class LineUp(Aggregate):
+    class Started(Aggregate.Created):
+        """The line-up record was opened."""
+
+    class EntrantSet(Aggregate.Event):
+        """A model joined the line-up, or its route, price, repeats or dates changed."""
+
+        entrant: Entrant
+        by: str
+        """Who made the change."""
+
+    def __init__(self) -> None:
+        self.entrants: dict[str, Entrant] = {}
+
+    @classmethod
+    def open(cls, *, at: datetime) -> LineUp:
+        return cls._create(cls.Started, id=LINEUP_ID, timestamp=at)
+
+    def set_entrant(self, entrant: Entrant, *, by: str, at: datetime) -> None:
+        if entrant.repeats < 1 or entrant.repeats > 20:
+            raise LineUpError("repeats must be between 1 and 20")
+        if entrant.until is not None and entrant.until < entrant.since:
+            raise LineUpError("until comes before since")
+        if self.entrants.get(entrant.model) == entrant:
+            return
+        self.trigger_event(self.EntrantSet, timestamp=at, entrant=entrant, by=by)
+
+    def active_on(self, day: date, *, weekly_only: bool = True) -> list[Entrant]:
+        return sorted(
+            (
+                e for e in self.entrants.values()
+                if e.since <= day and (e.until is None or day <= e.until) and (e.weekly or not weekly_only)
+            ),
+            key=lambda e: e.model,
+        )
+
+
+def _apply_entrant(self: LineUp.EntrantSet, aggregate: LineUp) -> None:
+    aggregate.entrants[self.entrant.model] = self.entrant
+
+
+LineUp.EntrantSet.apply = _apply_entrant  # type: ignore[method-assign,assignment]

@@ -1,0 +1,203 @@
+"""The record: one eventsourcing application holding every aggregate, so the notification log orders every
+event of CanItBuy totally. Its methods are the use cases: load, act, save.
+
+eventsourcing is synchronous; async callers reach these methods through a worker thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError, Application
+
+from domain.corrections import Correction
+from domain.course import RELEASES, course_bytes
+from domain.lineup import LINEUP_ID, Entrant, LineUp
+from domain.manual_tests import ManualTest
+from domain.ports import StepRecord
+from domain.publications import Week, publication_id
+from domain.releases import CourseRelease, release_id
+from domain.runs import Run, RunKind
+from domain.schema import Envelope, name_for_topic, payload_decoder
+from domain.verdicts import CutShortCause, Verdict
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class UnknownRunError(LookupError):
+    def __str__(self) -> str:
+        return f"no run {self.args[0]}"
+
+
+class UndecodableEventError(RuntimeError):
+    """An event in the log cannot be decoded: projections stop at its position and say so."""
+
+    def __init__(self, position: int, detail: str) -> None:
+        super().__init__(f"event at log position {position} cannot be decoded: {detail}")
+        self.position = position
+
+
+class Record(Application[UUID]):
+    name = "canitbuy"
+    env = {"MAPPER_TOPIC": "domain.mapper:MsgspecMapper", "IS_SNAPSHOTTING_ENABLED": "n"}
+
+    def __init__(self, env: dict[str, str] | None = None, clock: Clock = utc_now) -> None:
+        super().__init__(env)
+        self.clock = clock
+
+    # --- course releases and line-up -----------------------------------------------------------------
+
+    def ensure_course_released(self, version: str) -> bool:
+        """Release a course version once (the first start releases 2.1). True when it was released now."""
+        try:
+            self.repository.get(release_id(version))
+            return False
+        except AggregateNotFoundError:
+            pass
+        released_at = datetime.fromisoformat(RELEASES[version].replace("Z", "+00:00"))
+        spec = course_bytes(version).decode()
+        self.save(CourseRelease.release(version=version, released_at=released_at, spec=spec, at=self.clock()))
+        return True
+
+    def released_versions(self) -> list[str]:
+        found = []
+        for version in RELEASES:
+            try:
+                self.repository.get(release_id(version))
+                found.append(version)
+            except AggregateNotFoundError:
+                continue
+        return found
+
+    def lineup(self) -> LineUp:
+        try:
+            return self.repository.get(LINEUP_ID)  # type: ignore[no-any-return]
+        except AggregateNotFoundError:
+            return LineUp.open(at=self.clock())
+
+    def set_entrants(self, entrants: Iterable[Entrant], *, by: str) -> None:
+        lineup = self.lineup()
+        for entrant in entrants:
+            lineup.set_entrant(entrant, by=by, at=self.clock())
+        self.save(lineup)
+
+    # --- runs -----------------------------------------------------------------------------------------
+
+    def schedule_runs(self, specs: Sequence[dict[str, Any]]) -> list[UUID]:
+        """Schedule several runs in one transaction. Each spec holds Run.schedule's keyword arguments."""
+        runs = [Run.schedule(at=self.clock(), **spec) for spec in specs]
+        if runs:
+            self.save(*runs)
+        return [run.id for run in runs]
+
+    def schedule_run(
+        self, *, station: str, model: str, course_version: str, week: str, kind: RunKind,
+        requested_by: str, attempt: int = 1, repeat: int = 0, task: str = "shop", org: str | None = None,
+        target_url: str | None = None, id: UUID | None = None,  # noqa: A002
+    ) -> UUID:
+        run = Run.schedule(
+            station=station, model=model, course_version=course_version, week=week, kind=kind,
+            requested_by=requested_by, attempt=attempt, repeat=repeat, task=task, org=org,
+            target_url=target_url, id=id, at=self.clock(),
+        )
+        self.save(run)
+        return run.id  # type: ignore[no-any-return]
+
+    def get_run(self, run_id: UUID) -> Run:
+        try:
+            return self.repository.get(run_id)  # type: ignore[no-any-return]
+        except AggregateNotFoundError:
+            raise UnknownRunError(run_id) from None
+
+    def start_run(self, run_id: UUID, *, worker: str, browser_version: str, agent_version: str) -> None:
+        run = self.get_run(run_id)
+        run.start(worker=worker, browser_version=browser_version, agent_version=agent_version, at=self.clock())
+        self.save(run)
+
+    def record_steps(self, run_id: UUID, steps: Sequence[StepRecord]) -> None:
+        run = self.get_run(run_id)
+        for step in steps:
+            run.record_step(step, at=self.clock())
+        self.save(run)
+
+    def finish_run(self, run_id: UUID, verdict: Verdict, *, steps: int, seconds: float) -> None:
+        run = self.get_run(run_id)
+        run.finish(verdict, steps=steps, seconds=seconds, at=self.clock())
+        self.save(run)
+
+    def cut_short_run(
+        self, run_id: UUID, cause: CutShortCause, detail: str, *, steps: int = 0, seconds: float = 0.0
+    ) -> None:
+        run = self.get_run(run_id)
+        run.cut_short(cause, detail, steps=steps, seconds=seconds, at=self.clock())
+        self.save(run)
+
+    # --- corrections, manual tests, publications -------------------------------------------------------
+
+    def issue_correction(self, **kwargs: Any) -> UUID:
+        """Issue a correction (see Correction.issue for the arguments); a run target must exist."""
+        if kwargs.get("target") == "run":
+            self.get_run(kwargs["run_id"])
+        correction = Correction.issue(at=self.clock(), **kwargs)
+        self.save(correction)
+        return correction.id  # type: ignore[no-any-return]
+
+    def withdraw_correction(self, correction_id: UUID, *, reason: str, by: str) -> None:
+        try:
+            correction: Correction = self.repository.get(correction_id)
+        except AggregateNotFoundError:
+            raise LookupError(f"no correction {correction_id}") from None
+        correction.withdraw(reason=reason, by=by, at=self.clock())
+        self.save(correction)
+
+    def record_manual_test(self, **kwargs: Any) -> UUID:
+        test = ManualTest.record(at=self.clock(), **kwargs)
+        self.save(test)
+        return test.id  # type: ignore[no-any-return]
+
+    def week_record(self, week: str) -> Week | None:
+        try:
+            return self.repository.get(publication_id(week))  # type: ignore[no-any-return]
+        except AggregateNotFoundError:
+            return None
+
+    def record_publication(
+        self, *, week: str, position: int, ranking_sha256: str, matrix_sha256: str, course_version: str,
+        by: str,
+    ) -> None:
+        record = self.week_record(week) or Week.open(week=week, at=self.clock())
+        record.publish(
+            position=position, ranking_sha256=ranking_sha256, matrix_sha256=matrix_sha256,
+            course_version=course_version, by=by, at=self.clock(),
+        )
+        self.save(record)
+
+    # --- reading the log --------------------------------------------------------------------------------
+
+    def head_position(self) -> int:
+        return self.recorder.max_notification_id() or 0
+
+    def read_log(self, after: int = 0, limit: int = 5000, stop: int | None = None) -> list[Envelope]:
+        """Events with positions greater than `after` (and at most `stop`), payloads decoded typed.
+
+        Positions may have gaps; read "greater than the last seen", never "+1".
+        """
+        notifications = self.recorder.select_notifications(
+            after, limit, stop=stop, inclusive_of_start=False
+        )
+        envelopes = []
+        for n in notifications:
+            try:
+                name = name_for_topic(n.topic)
+                payload = payload_decoder(name).decode(n.state)
+            except Exception as error:  # an undecodable event stops readers; never skipped silently
+                raise UndecodableEventError(n.id, str(error)) from error
+            envelopes.append(Envelope(n.id, str(n.originator_id), n.originator_version, name, payload))
+        return envelopes

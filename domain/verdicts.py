@@ -1,0 +1,81 @@
+"""What a run ends with: the order the lab's checkout showed and the judge's verdict.
+
+These structs are part of the public event schema (Run.Finished carries a Verdict): auditors read them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+Outcome = Literal[
+    "passed",
+    "stopped",
+    "step_limit",
+    "time_limit",
+    "verification_page",
+    "broke_brief",
+    "wrong_answer",
+]
+"""How a finished run ended. `cut_short` is not an outcome: a cut-short run is not a result."""
+
+CutShortCause = Literal["our_error", "model_connection"]
+
+BriefRule = Literal["more_than_one_pair", "something_else", "over_budget", "no_shoes", "consent_all"]
+
+
+class OrderLine(msgspec.Struct, frozen=True):
+    kind: Literal["shoes", "extra"]
+    """shoes, or an extra (care kit, socks, protection plan)."""
+    product: str
+    """The product's slug in the store."""
+    name: str
+    colour: str | None = None
+    size: str | None = None
+    """For shoes, e.g. "EU 42"."""
+    quantity: int = 1
+    unit_price_cents: int = 0
+
+
+class OrderSummary(msgspec.Struct, frozen=True):
+    """The order as the store's checkout showed it, read by code from the lab's checkout marker."""
+
+    items: list[OrderLine]
+    delivery_cents: int
+    total_cents: int
+    currency: str = "USD"
+    consent: str | None = None
+    """The cookie choice made on the shopper's behalf (s02): all, necessary, or null."""
+
+
+class ReadAnswer(msgspec.Struct, frozen=True):
+    """A reader's structured answer to the read task (s12)."""
+
+    price_cents: int | None = None
+    eu42_available: bool | None = None
+    eu44_available: bool | None = None
+    delivery_cents: int | None = None
+    return_days: int | None = None
+    text: str = ""
+
+
+class Verdict(msgspec.Struct, frozen=True, kw_only=True):
+    """The judge's decision, made by code from what the page showed, never from the model's claims."""
+
+    passed: bool
+    outcome: Outcome
+    stage: str | None = None
+    """The course stage where the run stopped (entry, navigation, variant, cart, checkout, data, order)."""
+    step: int | None = None
+    """The step number at which it stopped or passed."""
+    reason: str = ""
+    """Why, in one sentence a reader understands."""
+    broke: list[BriefRule] = []
+    """In trap stations and s02: which rules of the brief the order broke."""
+    order: OrderSummary | None = None
+    """The order at the checkout, when one was reached."""
+    answer: ReadAnswer | None = None
+    """For reader runs: the answer that was graded."""
+    facts_right: int | None = None
+    """For reader runs: how many of the 5 facts were right."""

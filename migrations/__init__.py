@@ -1,0 +1,1 @@
+"""Numbered SQL files for the read models, applied by `canitbuy db migrate`."""

@@ -1,0 +1,1 @@
+"""The canitbuy command and deployment files."""

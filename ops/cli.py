@@ -1,0 +1,48 @@
+"""The `canitbuy` command: one subcommand module per area, each in ops/commands/.
+
+Exit codes: 0 ok, 1 failure, 2 usage. Errors are printed as one clear line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+from ops import commands
+
+
+class CommandError(Exception):
+    """A failure the user can act on; printed as one line, exit code 1."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="canitbuy",
+        description="CanItBuy: can AI shopping agents buy? The lab, the agent, the record and the site.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"ops.commands.{info.name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        result = args.handler(args)
+    except CommandError as error:
+        print(f"canitbuy: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("canitbuy: interrupted", file=sys.stderr)
+        return 130
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

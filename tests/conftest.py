@@ -1,0 +1,51 @@
+"""Fixtures shared by every test: real backends, never mocks of what we own or run.
+
+`backend` runs a test once on SQLite (the embedded default) and once on a fresh PostgreSQL database.
+PostgreSQL is reached at CANITBUY_TEST_POSTGRES (default postgresql://postgres@127.0.0.1:5432/postgres).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from adapters.settings import Settings
+
+ADMIN_URL = os.environ.get("CANITBUY_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+def _with_database(url: str, name: str) -> str:
+    base, _, _ = url.rpartition("/")
+    return f"{base}/{name}"
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh PostgreSQL database for one test, dropped afterwards."""
+    name = f"canitbuy_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield _with_database(ADMIN_URL, name)
+    finally:
+        with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
+    """Settings for one backend: SQLite in a temporary data dir, or a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return Settings(data_dir=tmp_path / "var")
+    url = request.getfixturevalue("postgres_url")
+    return Settings(data_dir=tmp_path / "var", database_url=url)
+
+
+@pytest.fixture
+def sqlite_settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path / "var")

@@ -1,0 +1,54 @@
+"""The import arrows of DESIGN.md, checked on the source (import-linter checks the project-internal ones too)."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DOMAIN_MAY_IMPORT = {"domain", "eventsourcing", "msgspec"}
+PROJECT = {"domain", "adapters", "lab", "web", "workers", "ops"}
+
+
+def imported_top_levels(folder: str) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for path in (ROOT / folder).rglob("*.py"):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                found.setdefault(name.split(".")[0], set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_domain_imports_only_the_standard_library_eventsourcing_and_msgspec() -> None:
+    outside = {
+        name: files for name, files in imported_top_levels("domain").items()
+        if name not in DOMAIN_MAY_IMPORT and name not in sys.stdlib_module_names and name != "__future__"
+    }
+    assert outside == {}
+
+
+def test_the_lab_imports_nothing_of_the_project() -> None:
+    assert set(imported_top_levels("lab")) & (PROJECT - {"lab"}) == set()
+
+
+def test_nothing_but_ops_imports_the_top() -> None:
+    for folder in ("domain", "adapters", "lab", "web", "workers"):
+        assert "ops" not in imported_top_levels(folder), folder
+
+
+def test_only_settings_reads_the_environment() -> None:
+    readers = []
+    for folder in ("domain", "adapters", "web", "workers"):
+        for path in (ROOT / folder).rglob("*.py"):
+            text = path.read_text()
+            if "os.environ" in text or "os.getenv" in text:
+                readers.append(str(path.relative_to(ROOT)))
+    assert readers == ["adapters/settings.py"]

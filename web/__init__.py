@@ -1,0 +1,1 @@
+"""The public site and the staff desk."""

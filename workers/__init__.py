@@ -1,0 +1,1 @@
+"""Run execution: the arq actor, the embedded pool and the schedules."""
