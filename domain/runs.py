@@ -47,7 +47,7 @@ class Run(Aggregate):
         repeat: int = 0
         """Index of the repeat within the week (0..k-1) when k runs per cell are made."""
         task: str = "shop"
-        """shop, shop+brief (trap stations) or read."""
+        """shop, shop_brief (trap stations) or read."""
         org: str | None = None
         """For private tests: the organisation that owns the run. Null for public runs."""
         target_url: str | None = None

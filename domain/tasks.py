@@ -10,14 +10,14 @@ from typing import Literal
 
 from domain.course import CourseSpec, Station
 
-TaskKey = Literal["shop", "shop+brief", "read"]
+TaskKey = Literal["shop", "shop_brief", "read"]
 
 
 def task_for(station: Station) -> TaskKey:
     if station.is_reading:
         return "read"
     if station.is_trap:
-        return "shop+brief"
+        return "shop_brief"
     return "shop"
 
 
@@ -29,7 +29,7 @@ def task_text(course: CourseSpec, task: str) -> str:
     """The words the agent is given."""
     if task == "read":
         return course.task.read
-    if task == "shop+brief":
+    if task == "shop_brief":
         return f"{course.task.shop}\n\n{shopper_brief(course)}"
     return course.task.shop
 
