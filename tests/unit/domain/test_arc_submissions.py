@@ -155,7 +155,8 @@ def test_steps_and_seconds_are_not_negative() -> None:
 
 
 def test_evidence_must_be_https() -> None:
-    assert problem(changed("results.0.evidence_url", "ftp://x/y.png")) == "results[0].evidence_url: must be an https:// address"
+    message = problem(changed("results.0.evidence_url", "ftp://x/y.png"))
+    assert message == "results[0].evidence_url: must be an https:// address"
 
 
 def test_at_least_ten_results_must_count() -> None:
@@ -164,7 +165,8 @@ def test_at_least_ten_results_must_count() -> None:
 
 
 def test_the_specs_example_run_is_refused() -> None:
-    assert problem(changed("agent.name", "Example Shopper")) == "this is the spec's example run, not a run of a real agent"
+    message = problem(changed("agent.name", "Example Shopper"))
+    assert message == "this is the spec's example run, not a run of a real agent"
 
 
 def test_contact_is_bounded() -> None:
