@@ -192,12 +192,14 @@ class Record(Application[UUID]):
         notifications = self.recorder.select_notifications(
             after, limit, stop=stop, inclusive_of_start=False
         )
-        envelopes = []
+        envelopes: list[Envelope] = []
+        ids: dict[Any, str] = {}  # str(UUID) is slow, and a run's events share one id
         for n in notifications:
             try:
                 name = name_for_topic(n.topic)
                 payload = payload_decoder(name).decode(n.state)
             except Exception as error:  # an undecodable event stops readers; never skipped silently
                 raise UndecodableEventError(n.id, str(error)) from error
-            envelopes.append(Envelope(n.id, str(n.originator_id), n.originator_version, name, payload))
+            originator = ids.get(n.originator_id) or ids.setdefault(n.originator_id, str(n.originator_id))
+            envelopes.append(Envelope(n.id, originator, n.originator_version, name, payload))
         return envelopes

@@ -1,0 +1,183 @@
+"""The read-model tables inside one transaction: load the facts a page of events needs, write what it changed,
+and refresh the documents of the weeks it touched.
+
+Facts are stored as msgspec JSON in a `fact` column next to the columns they are looked up by.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import msgspec
+
+from adapters.sqldb import Tx
+from domain.facts import CorrectionFact, PublicationFact, ReleaseFact, RunFact, WeekFacts
+from domain.projections.documents import NoCourseError, week_documents
+from domain.projections.fold import ALL, LogState
+from domain.schema import Envelope
+from domain.weeks import WeekError
+
+_TABLES = (
+    "rm_tracking", "rm_runs", "rm_corrections", "rm_releases", "rm_labels", "rm_week_ids", "rm_weeks",
+    "rm_publications", "rm_published_documents",
+)
+_CHUNK = 500
+_encode = msgspec.json.Encoder().encode
+_run = msgspec.json.Decoder(RunFact).decode
+_correction = msgspec.json.Decoder(CorrectionFact).decode
+_release = msgspec.json.Decoder(ReleaseFact).decode
+_publication = msgspec.json.Decoder(PublicationFact).decode
+
+
+def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
+    for i in range(0, len(items), _CHUNK):
+        yield items[i:i + _CHUNK]
+
+
+class Tables:
+    def __init__(self, tx: Tx) -> None:
+        self.tx = tx
+
+    def clear(self) -> None:
+        for table in _TABLES:
+            self.tx.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed names
+
+    def lock_tracking(self) -> int:
+        """The position applied so far, locked until the transaction ends, so two projectors never apply
+        the same page twice (SQLite's BEGIN IMMEDIATE already serialises writers)."""
+        self.tx.execute(
+            "INSERT INTO rm_tracking (name, position, global_position) VALUES ('record', 0, 0) "
+            "ON CONFLICT (name) DO NOTHING"
+        )
+        sql = "SELECT position FROM rm_tracking WHERE name = 'record'"
+        row = self.tx.fetchone(sql + (" FOR UPDATE" if self.tx.postgres else ""))
+        return int(row[0]) if row else 0
+
+    def tracking(self) -> tuple[int, int]:
+        row = self.tx.fetchone("SELECT position, global_position FROM rm_tracking WHERE name = 'record'")
+        return (int(row[0]), int(row[1])) if row else (0, 0)
+
+    # --- loading what a page needs ------------------------------------------------------------------------
+
+    def load_working_set(self, state: LogState, envelopes: Sequence[Envelope]) -> None:
+        runs, corrections, weeks = set(), set(), set()
+        for e in envelopes:
+            if e.name.startswith("Run.") and e.name != "Run.Scheduled":
+                runs.add(e.originator_id)
+            elif e.name == "Correction.Issued" and e.payload.run_id:
+                runs.add(e.payload.run_id)
+            elif e.name == "Correction.Withdrawn":
+                corrections.add(e.originator_id)
+            elif e.name == "Week.Published":
+                weeks.add(e.originator_id)
+        state.runs.update(self.runs_by_id(sorted(runs)))
+        for chunk in _chunks(sorted(corrections)):
+            for (fact,) in self._select("SELECT fact FROM rm_corrections WHERE correction_id IN", chunk):
+                c = _correction(fact)
+                state.corrections[c.correction_id] = c
+        for chunk in _chunks(sorted(weeks)):
+            state.week_ids.update(self._select("SELECT record_id, week FROM rm_week_ids WHERE record_id IN", chunk))
+        state.position, state.global_position = self.tracking()
+
+    def _select(self, sql: str, keys: Sequence[str]) -> list[tuple[str, ...]]:
+        return [tuple(r) for r in self.tx.fetchall(f"{sql} ({', '.join('?' * len(keys))})", keys)]
+
+    def runs_by_id(self, run_ids: Sequence[str]) -> dict[str, RunFact]:
+        found = {}
+        for chunk in _chunks(sorted(set(run_ids))):
+            for (fact,) in self._select("SELECT fact FROM rm_runs WHERE run_id IN", chunk):
+                run = _run(fact)
+                found[run.run_id] = run
+        return found
+
+    # --- writing what a page changed ----------------------------------------------------------------------
+
+    def write(self, state: LogState) -> None:
+        tx = self.tx
+        tx.executemany(
+            "INSERT INTO rm_runs (run_id, week, model, station, public, fact) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (run_id) DO UPDATE SET fact = excluded.fact",
+            [(r.run_id, r.week, r.model, r.station, int(r.org is None), _encode(r).decode())
+             for r in (state.runs[i] for i in sorted(state.dirty_runs))],
+        )
+        tx.executemany(
+            "INSERT INTO rm_corrections (correction_id, week, position, fact) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (correction_id) DO UPDATE SET fact = excluded.fact",
+            [(c.correction_id, c.week, c.position, _encode(c).decode())
+             for c in (state.corrections[i] for i in sorted(state.dirty_corrections))],
+        )
+        tx.executemany(
+            "INSERT INTO rm_releases (version, fact) VALUES (?, ?) ON CONFLICT (version) DO NOTHING",
+            [(r.version, _encode(r).decode()) for r in state.releases.values()],
+        )
+        tx.executemany(
+            "INSERT INTO rm_labels (model, label) VALUES (?, ?) "
+            "ON CONFLICT (model) DO UPDATE SET label = excluded.label",
+            sorted(state.labels.items()),
+        )
+        tx.executemany(
+            "INSERT INTO rm_week_ids (record_id, week) VALUES (?, ?) ON CONFLICT (record_id) DO NOTHING",
+            sorted(state.week_ids.items()),
+        )
+        tx.executemany(
+            "INSERT INTO rm_publications (event_position, week, fact) VALUES (?, ?, ?) "
+            "ON CONFLICT (event_position) DO NOTHING",
+            [(p.event_position, p.week, _encode(p).decode()) for p in state.publications],
+        )
+        tx.executemany(
+            "INSERT INTO rm_weeks (week, position) VALUES (?, ?) "
+            "ON CONFLICT (week) DO UPDATE SET position = excluded.position",
+            sorted(state.week_positions.items()),
+        )
+        tx.execute(
+            "INSERT INTO rm_tracking (name, position, global_position) VALUES ('record', ?, ?) "
+            "ON CONFLICT (name) DO UPDATE SET position = excluded.position, "
+            "global_position = excluded.global_position",
+            (state.position, state.global_position),
+        )
+
+    def refresh_weeks(self, touched: set[str]) -> None:
+        """Recompute the documents of the touched weeks (every week after a course or line-up change)."""
+        weeks = {r[0] for r in self.tx.fetchall("SELECT week FROM rm_weeks")} if ALL in touched else touched
+        for week in sorted(weeks - {ALL}):
+            try:
+                docs = week_documents(self.week_facts(week))
+            except (NoCourseError, WeekError):
+                continue  # no course released yet, or a malformed week: nothing to show
+            self.tx.execute(
+                "UPDATE rm_weeks SET course_version = ?, ranking = ?, matrix = ? WHERE week = ?",
+                (docs.course_version, docs.ranking.decode(), docs.matrix.decode(), week),
+            )
+
+    def week_facts(self, week: str) -> WeekFacts:
+        row = self.tx.fetchone("SELECT position FROM rm_weeks WHERE week = ?", (week,))
+        return WeekFacts(
+            week=week,
+            runs=self.public_runs(week=week),
+            corrections=[_correction(r[0]) for r in self.tx.fetchall(
+                "SELECT fact FROM rm_corrections WHERE week = ? ORDER BY position", (week,))],
+            releases=[_release(r[0]) for r in self.tx.fetchall("SELECT fact FROM rm_releases ORDER BY version")],
+            labels={str(r[0]): str(r[1]) for r in self.tx.fetchall("SELECT model, label FROM rm_labels")},
+            position=max(int(row[0]) if row else 0, self.tracking()[1]),
+        )
+
+    # --- queries ------------------------------------------------------------------------------------------
+
+    def public_runs(self, week: str | None = None, model: str | None = None, station: str | None = None
+                    ) -> list[RunFact]:
+        where, params = ["public = 1"], []
+        for column, value in (("week", week), ("model", model), ("station", station)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        sql = f"SELECT fact FROM rm_runs WHERE {' AND '.join(where)} ORDER BY run_id"  # noqa: S608
+        return [_run(r[0]) for r in self.tx.fetchall(sql, params)]
+
+    def corrections(self) -> list[CorrectionFact]:
+        return [_correction(r[0]) for r in self.tx.fetchall("SELECT fact FROM rm_corrections ORDER BY position")]
+
+    def publications(self, week: str) -> list[PublicationFact]:
+        rows = self.tx.fetchall(
+            "SELECT fact FROM rm_publications WHERE week = ? ORDER BY event_position", (week,)
+        )
+        return [_publication(r[0]) for r in rows]

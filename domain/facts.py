@@ -1,0 +1,107 @@
+"""The facts the rules read, folded from events: one struct per run, correction, course release.
+
+Projections keep these (in memory for a replay, as rows of the read models for the site); the scoring rules
+and the documents are pure functions of them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+from domain.verdicts import Verdict
+
+
+class RunFact(msgspec.Struct, kw_only=True):
+    """What is known about one run at some log position."""
+
+    run_id: str
+    station: str
+    model: str
+    week: str
+    """The ISO week the result counts for (the run's `week` field, not its clock time)."""
+    kind: str
+    course_version: str
+    task: str
+    attempt: int
+    repeat: int
+    org: str | None
+    """Set for private tests; such runs never count and never appear in public documents."""
+    scheduled_at: datetime
+    position: int
+    """Log position of the newest event of this run."""
+    status: str = "scheduled"
+    """scheduled, running, finished or cut_short."""
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    """When it finished or was cut short."""
+    end_position: int | None = None
+    """Log position of Run.Finished or Run.CutShort: breaks ties between runs ending at the same instant."""
+    verdict: Verdict | None = None
+    cut_short_cause: str | None = None
+    steps: int = 0
+    milliseconds: int = 0
+
+
+class CorrectionFact(msgspec.Struct, kw_only=True):
+    """A correction as issued, with its withdrawal when there was one."""
+
+    correction_id: str
+    target: str
+    change: str
+    week: str | None
+    """The week it applies to; for a run target, the run's week."""
+    reason: str
+    public_text: str
+    by: str
+    issued_at: datetime
+    position: int
+    run_id: str | None = None
+    model: str | None = None
+    station: str | None = None
+    passed: bool | None = None
+    outcome: str | None = None
+    withdrawn: bool = False
+    withdrawn_at: datetime | None = None
+    withdrawn_by: str | None = None
+    withdrawn_reason: str | None = None
+    withdrawn_position: int | None = None
+
+    @property
+    def active(self) -> bool:
+        return not self.withdrawn
+
+
+class ReleaseFact(msgspec.Struct, frozen=True, kw_only=True):
+    version: str
+    released_at: datetime
+    spec: str
+    """The course spec JSON exactly as released."""
+    position: int
+
+
+class PublicationFact(msgspec.Struct, frozen=True, kw_only=True):
+    week: str
+    position: int
+    """The log position the documents were computed at."""
+    ranking_sha256: str
+    matrix_sha256: str
+    course_version: str
+    by: str
+    at: datetime
+    event_position: int
+    """Where the Week.Published event itself sits in the log."""
+
+
+class WeekFacts(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything a week's ranking and Matrix depend on."""
+
+    week: str
+    runs: list[RunFact]
+    corrections: list[CorrectionFact]
+    releases: list[ReleaseFact]
+    labels: dict[str, str]
+    """Model name to the label readers see (from the line-up)."""
+    position: int
+    """The newest log position any of these facts comes from: the documents are computed at it."""

@@ -1,0 +1,144 @@
+"""The week's public documents, the ranking and the Matrix, as canonical JSON (CC BY 4.0).
+
+Both are computed from a week's facts only, at the newest log position those facts come from, so replaying
+the log up to any later position that added nothing to the week gives the same bytes. Their shapes are
+documented field by field in docs/schemas/ranking.json and docs/schemas/matrix.json.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+import msgspec
+
+from domain.canonical import canonical_bytes, decimal_text
+from domain.course import CourseSpec, decode_course
+from domain.facts import ReleaseFact, RunFact, WeekFacts
+from domain.scoring import Entry, WeekScore, score_week
+from domain.weeks import week_end, week_start
+
+LICENSE = "CC BY 4.0"
+RANKING_FORMAT = "canitbuy-ranking/1"
+MATRIX_FORMAT = "canitbuy-matrix/1"
+
+
+class NoCourseError(LookupError):
+    """No course version was released in the log read so far."""
+
+
+class WeekDocuments(msgspec.Struct, frozen=True, kw_only=True):
+    week: str
+    course_version: str
+    position: int
+    ranking: bytes
+    matrix: bytes
+
+
+@lru_cache(maxsize=8)
+def _course(spec: str) -> CourseSpec:
+    return decode_course(spec)
+
+
+def course_for_week(releases: list[ReleaseFact], week: str) -> CourseSpec:
+    """The newest version in force before the week ended; a week before every release takes the first."""
+    if not releases:
+        raise NoCourseError("no course version is released in the log")
+    ordered = sorted(releases, key=lambda r: (r.released_at, r.position))
+    in_force = [r for r in ordered if r.released_at < week_end(week)] or ordered[:1]
+    return _course(in_force[-1].spec)
+
+
+def citation(kind: str, week: str, version: str, position: int) -> str:
+    monday = week_start(week).date()
+    sunday = monday + timedelta(days=6)
+    return (
+        f"CanItBuy AI agent {kind}, {week} ({monday} to {sunday}), course {version}, log position {position}. "
+        f"{LICENSE}."
+    )
+
+
+def _header(fmt: str, kind: str, facts: WeekFacts, course: CourseSpec) -> dict[str, Any]:
+    return {
+        "format": fmt, "license": LICENSE, "week": facts.week, "course_version": course.version,
+        "position": facts.position, "citation": citation(kind, facts.week, course.version, facts.position),
+    }
+
+
+def _entry_json(entry: Entry, labels: dict[str, str]) -> dict[str, Any]:
+    return {
+        "model": entry.model, "label": labels.get(entry.model, entry.model), "ranked": entry.ranked,
+        "place": entry.place, "passed": entry.passed, "of": entry.of,
+        "share": decimal_text(entry.share) if entry.share is not None else None,
+        "control_passed": entry.control_passed, "missing": entry.missing, "reasons": entry.reasons,
+        "excluded_text": entry.excluded_text,
+    }
+
+
+def ranking_document(facts: WeekFacts, course: CourseSpec, score: WeekScore) -> dict[str, Any]:
+    doc = _header(RANKING_FORMAT, "ranking", facts, course)
+    doc["control"] = course.control.code
+    doc["stations"] = score.stations
+    doc["excluded_stations"] = [{"station": s, "text": t} for s, t in sorted(score.excluded_stations.items())]
+    doc["entries"] = [_entry_json(e, facts.labels) for e in score.entries]
+    doc["corrections"] = [
+        {"id": c.correction_id, "target": c.target, "change": c.change, "text": c.public_text,
+         "model": c.model, "station": c.station, "run_id": c.run_id}
+        for c in sorted(facts.corrections, key=lambda c: c.position) if c.active
+    ]
+    return doc
+
+
+def _cell(model: str, station: str, score: WeekScore, runs: list[RunFact], corrected: set[str]) -> dict[str, Any]:
+    run = score.results.get((model, station))
+    if run is not None and run.verdict is not None:
+        v = run.verdict
+        status = v.outcome if v.outcome in ("passed", "verification_page", "broke_brief") else "stopped"
+        return {
+            "status": status, "run_id": run.run_id, "outcome": v.outcome, "stage": v.stage, "step": v.step,
+            "broke": list(v.broke), "corrected": run.run_id in corrected,
+        }
+    tried = [r for r in runs if r.model == model and r.station == station and r.ended_at is not None]
+    last = max(tried, key=lambda r: (r.ended_at, r.end_position or 0), default=None)
+    return {
+        "status": "cut_short" if last and last.status == "cut_short" else "not_run",
+        "run_id": last.run_id if last else None, "outcome": None, "stage": None, "step": None, "broke": [],
+        "corrected": bool(last and last.run_id in corrected),
+    }
+
+
+def _station_json(code: str, course: CourseSpec, score: WeekScore) -> dict[str, Any]:
+    station = course.station(code)
+    results = [r for (_, s), r in score.results.items() if s == code]
+    passed = sum(1 for r in results if r.verdict is not None and r.verdict.passed)
+    return {
+        "code": code, "name": station.name, "stage": station.stage,
+        "excluded": code in score.excluded_stations, "excluded_text": score.excluded_stations.get(code),
+        "passed": passed, "results": len(results),
+        "rate": decimal_text(Fraction(passed, len(results))) if results else None,
+    }
+
+
+def matrix_document(facts: WeekFacts, course: CourseSpec, score: WeekScore) -> dict[str, Any]:
+    runs = [r for r in facts.runs if r.week == facts.week and r.org is None]
+    corrected = {c.run_id for c in facts.corrections if c.active and c.run_id}
+    doc = _header(MATRIX_FORMAT, "Matrix", facts, course)
+    doc["stations"] = [_station_json(code, course, score) for code in course.codes]
+    doc["models"] = [
+        {"model": m, "label": facts.labels.get(m, m),
+         "cells": {code: _cell(m, code, score, runs, corrected) for code in course.codes}}
+        for m in score.models
+    ]
+    return doc
+
+
+def week_documents(facts: WeekFacts) -> WeekDocuments:
+    course = course_for_week(facts.releases, facts.week)
+    score = score_week(facts.week, facts.runs, facts.corrections, course)
+    return WeekDocuments(
+        week=facts.week, course_version=course.version, position=facts.position,
+        ranking=canonical_bytes(ranking_document(facts, course, score)),
+        matrix=canonical_bytes(matrix_document(facts, course, score)),
+    )

@@ -1,0 +1,106 @@
+"""Documents across weeks: the corrections log, the index of run recordings, station pass rates over time.
+
+Shapes are documented in docs/schemas/corrections.json and docs/schemas/runs.json.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from fractions import Fraction
+from typing import Any
+
+from domain.canonical import canonical_bytes, decimal_text
+from domain.facts import CorrectionFact, RunFact
+from domain.projections.documents import LICENSE
+
+CORRECTIONS_FORMAT = "canitbuy-corrections/1"
+RUNS_FORMAT = "canitbuy-runs/1"
+RATES_FORMAT = "canitbuy-station-rates/1"
+
+
+def _state(counts: bool, run: RunFact | None = None, passed: bool | None = None, outcome: str | None = None
+           ) -> dict[str, Any]:
+    if run is not None and run.verdict is not None:
+        passed, outcome = run.verdict.passed, run.verdict.outcome
+    return {"counts": counts, "passed": passed, "outcome": outcome}
+
+
+def before_after(c: CorrectionFact, run: RunFact | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """What the target was as recorded, and what the correction makes it; None for a note."""
+    if c.change == "note":
+        return None, None
+    if c.change == "void":
+        return _state(True, run), _state(False)
+    if c.change == "set_outcome":
+        return _state(True, run), _state(True, passed=c.passed, outcome=c.outcome)
+    return _state(True), _state(False)  # exclude a model's or a station's week
+
+
+def correction_entry(c: CorrectionFact, run: RunFact | None) -> dict[str, Any]:
+    before, after = before_after(c, run)
+    withdrawn = (
+        {"at": c.withdrawn_at, "by": c.withdrawn_by, "reason": c.withdrawn_reason, "position": c.withdrawn_position}
+        if c.withdrawn else None
+    )
+    return {
+        "id": c.correction_id, "target": c.target, "change": c.change, "week": c.week, "run_id": c.run_id,
+        "model": c.model, "station": c.station, "before": before, "after": after, "reason": c.reason,
+        "text": c.public_text, "by": c.by, "issued_at": c.issued_at, "position": c.position,
+        "withdrawn": withdrawn,
+    }
+
+
+def corrections_log(corrections: Iterable[CorrectionFact], runs: Mapping[str, RunFact]) -> bytes:
+    """Every public correction, oldest first, withdrawn ones included and marked."""
+    entries = [
+        correction_entry(c, runs.get(c.run_id) if c.run_id else None)
+        for c in sorted(corrections, key=lambda c: c.position) if c.week is not None
+    ]
+    return canonical_bytes({"format": CORRECTIONS_FORMAT, "license": LICENSE, "corrections": entries})
+
+
+def run_entry(run: RunFact) -> dict[str, Any]:
+    v = run.verdict
+    return {
+        "run_id": run.run_id, "station": run.station, "model": run.model, "week": run.week, "kind": run.kind,
+        "course_version": run.course_version, "attempt": run.attempt, "repeat": run.repeat,
+        "status": run.status, "passed": v.passed if v else None, "outcome": v.outcome if v else None,
+        "cut_short_cause": run.cut_short_cause, "steps": run.steps, "milliseconds": run.milliseconds,
+        "scheduled_at": run.scheduled_at, "started_at": run.started_at, "ended_at": run.ended_at,
+    }
+
+
+def runs_index(runs: Iterable[RunFact]) -> bytes:
+    """The public runs (private tests never appear), by week, model, station, repeat, attempt."""
+    public = sorted(
+        (r for r in runs if r.org is None),
+        key=lambda r: (r.week, r.model, r.station, r.repeat, r.attempt, r.scheduled_at, r.run_id),
+    )
+    return canonical_bytes({"format": RUNS_FORMAT, "license": LICENSE, "runs": [run_entry(r) for r in public]})
+
+
+def station_rates(matrices: Iterable[Mapping[str, Any]]) -> bytes:
+    """Per station, its pass rate in each week, taken from the weeks' Matrix documents (as corrected)."""
+    by_station: dict[str, list[dict[str, Any]]] = {}
+    for matrix in sorted(matrices, key=lambda m: str(m["week"])):
+        for s in matrix["stations"]:
+            by_station.setdefault(s["code"], []).append(
+                {"week": matrix["week"], "passed": s["passed"], "results": s["results"], "rate": s["rate"],
+                 "excluded": s["excluded"]}
+            )
+    totals = {
+        code: _total(rows) for code, rows in by_station.items()
+    }
+    return canonical_bytes({
+        "format": RATES_FORMAT, "license": LICENSE,
+        "stations": [{"code": c, "weeks": rows, **totals[c]} for c, rows in sorted(by_station.items())],
+    })
+
+
+def _total(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    counted = [r for r in rows if not r["excluded"]]
+    passed, results = sum(r["passed"] for r in counted), sum(r["results"] for r in counted)
+    return {
+        "passed": passed, "results": results,
+        "rate": decimal_text(Fraction(passed, results)) if results else None,
+    }

@@ -1,0 +1,94 @@
+"""Publishing a week, and replaying the log to recompute what was published.
+
+A publication records the log position its documents were computed at and their sha256. "As published" is
+the first publication's bytes, which replaying the log up to that position gives again; "as corrected" is
+what the log says now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from domain.canonical import sha256_hex
+from domain.facts import PublicationFact
+from domain.projections.documents import WeekDocuments, week_documents
+from domain.projections.fold import LogState
+from domain.publications import Publication
+from domain.record import Record
+from domain.schema import Envelope
+from domain.weeks import parse_week
+
+
+class UnknownWeekError(LookupError):
+    """A week with no public runs in the record."""
+
+    def __str__(self) -> str:
+        return f"no results for week {self.args[0]} in the record"
+
+
+class NotPublishedError(LookupError):
+    def __str__(self) -> str:
+        return f"week {self.args[0]} has not been published"
+
+
+class ReplayMismatchError(RuntimeError):
+    """Replaying the log did not give the published bytes: the record or the code changed what it must not."""
+
+
+class WeekDocumentStore(Protocol):
+    """What publishing needs from the read models."""
+
+    def catch_up(self) -> int:
+        """Apply every event of the log; return the position reached."""
+        ...
+
+    def week_documents(self, week: str) -> WeekDocuments:
+        """The week's documents as the log says now; raises UnknownWeekError."""
+        ...
+
+    def store_published(self, documents: WeekDocuments) -> None: ...
+
+
+def publish_week(record: Record, readmodels: WeekDocumentStore, week: str, by: str) -> Publication:
+    """Compute the week's ranking and Matrix from the whole log and record their publication."""
+    week = parse_week(week)
+    readmodels.catch_up()
+    docs = readmodels.week_documents(week)
+    ranking_sha, matrix_sha = sha256_hex(docs.ranking), sha256_hex(docs.matrix)
+    readmodels.store_published(docs)
+    record.record_publication(
+        week=week, position=docs.position, ranking_sha256=ranking_sha, matrix_sha256=matrix_sha,
+        course_version=docs.course_version, by=by,
+    )
+    readmodels.catch_up()  # so the read models list the publication at once
+    published = record.week_record(week)
+    assert published is not None
+    return published.publications[-1]
+
+
+LogReader = Callable[..., list[Envelope]]
+
+
+def replay(read_log: LogReader, stop: int | None = None, page: int = 5000,
+           keep: Callable[[Envelope], bool] | None = None) -> LogState:
+    """Fold the log (up to `stop`, inclusive) into a fresh state, page by page."""
+    state, after = LogState(), 0
+    while envelopes := read_log(after=after, limit=page, stop=stop):
+        state.fold(e for e in envelopes if keep is None or keep(e))
+        after = envelopes[-1].position
+    return state
+
+
+def documents_as_published(read_log: LogReader, publication: PublicationFact) -> WeekDocuments:
+    """Recompute a publication's documents by replaying the log up to its position; check the hashes."""
+    state = replay(read_log, stop=publication.position)
+    docs = week_documents(state.week_facts(publication.week))
+    if (sha256_hex(docs.ranking), sha256_hex(docs.matrix)) != (
+        publication.ranking_sha256, publication.matrix_sha256
+    ):
+        raise ReplayMismatchError(
+            f"replaying the log up to {publication.position} does not give the bytes published for "
+            f"{publication.week}"
+        )
+    return docs

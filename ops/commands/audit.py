@@ -1,0 +1,98 @@
+"""`canitbuy audit export | verify | replay`: auditors' access to published weeks (docs/audit-format.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from adapters.eventstore import open_record
+from adapters.readmodels import ReadModels
+from adapters.settings import Settings
+from domain.audit import AuditError, export_lines, verify_lines, week_events
+from domain.publishing import NotPublishedError, UnknownWeekError
+from domain.weeks import WeekError, parse_week
+from ops.cli import CommandError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    audit = subparsers.add_parser("audit", help="export, verify and replay published weeks")
+    sub = audit.add_subparsers(dest="audit_command", metavar="AUDIT_COMMAND", required=True)
+    export = sub.add_parser("export", help="write the events a week's publication depended on (JSON Lines)")
+    export.add_argument("--week", required=True, help="ISO week, e.g. 2026-W48")
+    export.add_argument("--out", required=True, type=Path, help="file to write, e.g. week.jsonl")
+    export.add_argument("--publication", type=int, default=1, help="which publication (1 = the first)")
+    export.set_defaults(handler=export_week)
+    verify = sub.add_parser("verify", help="recompute ranking and Matrix from the file alone and check hashes")
+    verify.add_argument("file", type=Path)
+    verify.set_defaults(handler=verify_file)
+    replay = sub.add_parser("replay", help="print a week's ranking JSON replayed from the log")
+    replay.add_argument("--week", required=True)
+    which = replay.add_mutually_exclusive_group()
+    which.add_argument("--as-published", dest="as_published", action="store_true", default=True,
+                       help="the first publication's bytes, replayed up to its position (default)")
+    which.add_argument("--as-corrected", dest="as_published", action="store_false",
+                       help="what the whole log says now, corrections applied")
+    replay.add_argument("--matrix", action="store_true", help="print the Matrix instead of the ranking")
+    replay.set_defaults(handler=replay_week)
+
+
+def _week(text: str) -> str:
+    try:
+        return parse_week(text)
+    except WeekError as error:
+        raise CommandError(str(error)) from None
+
+
+def export_week(args: argparse.Namespace) -> int:
+    week, settings = _week(args.week), Settings.from_env()
+    record = open_record(settings)
+    try:
+        readmodels = ReadModels(settings, record)
+        readmodels.catch_up()
+        publications = readmodels.publications(week)
+        if not publications:
+            raise CommandError(f"week {week} has not been published")
+        if not 1 <= args.publication <= len(publications):
+            raise CommandError(f"week {week} has {len(publications)} publication(s)")
+        publication = publications[args.publication - 1]
+        events = week_events(record.read_log, week, publication.position)
+        with args.out.open("wb") as out:
+            for line in export_lines(events, publication):
+                out.write(line + b"\n")
+        print(f"wrote {args.out}: {week}, publication {args.publication} at log position {publication.position}")
+        return 0
+    finally:
+        record.close()
+
+
+def verify_file(args: argparse.Namespace) -> int:
+    try:
+        data = args.file.read_bytes()
+    except OSError as error:
+        raise CommandError(f"cannot read {args.file}: {error.strerror}") from None
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    try:
+        docs = verify_lines(lines)
+    except AuditError as error:
+        raise CommandError(f"{args.file}: {error}") from None
+    print(f"{args.file}: verified {docs.week} at log position {docs.position}: ranking and Matrix hash as published")
+    return 0
+
+
+def replay_week(args: argparse.Namespace) -> int:
+    week, settings = _week(args.week), Settings.from_env()
+    record = open_record(settings)
+    try:
+        readmodels = ReadModels(settings, record)
+        readmodels.catch_up()
+        try:
+            docs = readmodels.published_documents(week) if args.as_published else readmodels.week_documents(week)
+        except (UnknownWeekError, NotPublishedError) as error:
+            raise CommandError(str(error)) from None
+        sys.stdout.buffer.write((docs.matrix if args.matrix else docs.ranking) + b"\n")
+        return 0
+    finally:
+        record.close()

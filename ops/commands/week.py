@@ -1,0 +1,60 @@
+"""`canitbuy week publish | show`: publish a week's ranking and Matrix; show what the record holds for it."""
+
+from __future__ import annotations
+
+import argparse
+
+from adapters.eventstore import open_record
+from adapters.readmodels import ReadModels
+from adapters.settings import Settings
+from domain.publications import PublicationError
+from domain.publishing import UnknownWeekError, publish_week
+from domain.weeks import WeekError, parse_week
+from ops.cli import CommandError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    week = subparsers.add_parser("week", help="publish and inspect weeks")
+    sub = week.add_subparsers(dest="week_command", metavar="WEEK_COMMAND", required=True)
+    publish = sub.add_parser("publish", help="compute and publish a week's ranking and Matrix")
+    publish.add_argument("--week", required=True, help="ISO week, e.g. 2026-W48")
+    publish.add_argument("--by", required=True, help="who publishes (staff e-mail)")
+    publish.set_defaults(handler=publish)
+    show = sub.add_parser("show", help="a week's position, course version and publications")
+    show.add_argument("--week", required=True)
+    show.set_defaults(handler=show_week)
+
+
+def publish(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    record = open_record(settings)
+    try:
+        published = publish_week(record, ReadModels(settings, record), args.week, args.by)
+    except (WeekError, UnknownWeekError, PublicationError) as error:
+        raise CommandError(str(error)) from None
+    finally:
+        record.close()
+    print(f"published {published.week} at log position {published.position}")
+    print(f"  ranking sha256 {published.ranking_sha256}\n  matrix  sha256 {published.matrix_sha256}")
+    return 0
+
+
+def show_week(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    record = open_record(settings)
+    try:
+        week = parse_week(args.week)
+        readmodels = ReadModels(settings, record)
+        readmodels.catch_up()
+        docs = readmodels.week_documents(week)
+        publications = readmodels.publications(week)
+    except (WeekError, UnknownWeekError) as error:
+        raise CommandError(str(error)) from None
+    finally:
+        record.close()
+    print(f"{week}: course {docs.course_version}, results up to log position {docs.position}")
+    for n, p in enumerate(publications, start=1):
+        print(f"  publication {n}: position {p.position} by {p.by} at {p.at:%Y-%m-%d %H:%M} UTC")
+    if not publications:
+        print("  not published")
+    return 0

@@ -1,0 +1,46 @@
+"""Runs written straight into a record: many runs in one save, with a controllable clock."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from domain.course import load_course
+from domain.record import Record
+from domain.runs import Run
+from domain.verdicts import Verdict
+
+COURSE = load_course()
+WEEK = "2026-W48"
+
+
+class StepClock:
+    """A clock that moves one second each time it is read: synthetic histories with exact times."""
+
+    def __init__(self, start: datetime = datetime(2026, 11, 24, 9, tzinfo=UTC)) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(seconds=1)
+        return self.now
+
+
+def finished_run(record: Record, model: str, station: str, passed: bool, week: str = WEEK) -> Run:
+    reading = COURSE.station(station).is_reading
+    run = Run.schedule(
+        station=station, model=model, course_version="2.1", week=week, kind="reader" if reading else "browser",
+        requested_by="test", at=record.clock(),
+    )
+    run.start(worker="w", browser_version="b", agent_version="a", at=record.clock())
+    verdict = Verdict(passed=passed, outcome="passed" if passed else "stopped", stage="entry", step=2)
+    run.finish(verdict, steps=2, seconds=3.0, at=record.clock())
+    return run
+
+
+def write_week(record: Record, passes: dict[str, int], week: str = WEEK) -> list[Run]:
+    """Each model passes s01 and its first `passes` obstacle stations; one save for the week."""
+    runs = [
+        finished_run(record, model, station, station == "s01" or i <= count, week)
+        for model, count in passes.items() for i, station in enumerate(COURSE.codes)
+    ]
+    record.save(*runs)
+    return runs

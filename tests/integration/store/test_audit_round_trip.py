@@ -1,0 +1,93 @@
+"""Publish a week, export its audit file, verify it from the file alone; one flipped byte names its line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from record_builders import WEEK, StepClock, write_week
+
+from adapters.eventstore import open_record
+from adapters.readmodels import ReadModels
+from domain.publishing import publish_week
+from ops.cli import main
+
+
+@pytest.fixture
+def published(settings, monkeypatch, tmp_path):
+    """A published week with a correction issued after publication; the CLI pointed at the same store."""
+    monkeypatch.setenv("CANITBUY_DATA_DIR", str(settings.data_dir))
+    if settings.database_url:
+        monkeypatch.setenv("CANITBUY_DATABASE_URL", settings.database_url)
+    else:
+        monkeypatch.delenv("CANITBUY_DATABASE_URL", raising=False)
+    record = open_record(settings, clock=StepClock())
+    runs = write_week(record, {"a": 17, "b": 11, "c": 11})
+    write_week(record, {"a": 2}, week="2026-W49")
+    record.issue_correction(target="run", change="set_outcome", run_id=runs[20].id, passed=True,
+                            outcome="passed", reason="judge bug", public_text="b passed s03.", by="staff")
+    publication = publish_week(record, ReadModels(settings, record), WEEK, by="lead")
+    record.issue_correction(target="model_week", change="exclude", model="a", week=WEEK, reason="leak",
+                            public_text="a saw the course.", by="staff")
+    record.close()
+    return publication
+
+
+def test_export_then_verify_passes(published, tmp_path, capsys):
+    out = tmp_path / "week.jsonl"
+    assert main(["audit", "export", "--week", WEEK, "--out", str(out)]) == 0
+    lines = out.read_bytes().splitlines()
+    header = json.loads(lines[0])
+    assert (header["position"], header["ranking_sha256"]) == (published.position, published.ranking_sha256)
+    types = {json.loads(line)["type"] for line in lines[1:]}
+    assert types == {"CourseRelease.Released", "Run.Scheduled", "Run.Finished", "Correction.Issued"}
+    assert all(json.loads(line)["payload"].get("week") in (WEEK, None) for line in lines[1:])
+    assert main(["audit", "verify", str(out)]) == 0
+    assert "verified 2026-W48" in capsys.readouterr().out
+
+
+def test_flipping_one_byte_makes_verify_name_the_line(published, tmp_path, capsys):
+    out = tmp_path / "week.jsonl"
+    main(["audit", "export", "--week", WEEK, "--out", str(out)])
+    data = bytearray(out.read_bytes())
+    starts = [0] + [i + 1 for i, b in enumerate(data) if b == ord("\n")]
+    target = starts[6] + 40  # a byte inside line 7
+    data[target] ^= 0x01
+    out.write_bytes(bytes(data))
+    capsys.readouterr()
+    assert main(["audit", "verify", str(out)]) == 1
+    assert "line 7" in capsys.readouterr().err
+
+
+def test_a_dropped_line_breaks_the_chain(published, tmp_path, capsys):
+    out = tmp_path / "week.jsonl"
+    main(["audit", "export", "--week", WEEK, "--out", str(out)])
+    lines = out.read_bytes().splitlines(keepends=True)
+    out.write_bytes(b"".join(lines[:4] + lines[5:]))
+    capsys.readouterr()
+    assert main(["audit", "verify", str(out)]) == 1
+    assert "line 5" in capsys.readouterr().err
+
+
+def test_replay_prints_the_ranking_as_published_and_as_corrected(published, capsys):
+    capsys.readouterr()
+    assert main(["audit", "replay", "--week", WEEK, "--as-published"]) == 0
+    as_published = json.loads(capsys.readouterr().out)
+    assert main(["audit", "replay", "--week", WEEK, "--as-corrected"]) == 0
+    as_corrected = json.loads(capsys.readouterr().out)
+    assert as_published["position"] == published.position
+    assert [e["model"] for e in as_published["entries"] if e["ranked"]] == ["a", "b", "c"]
+    assert [e["model"] for e in as_corrected["entries"] if e["ranked"]] == ["b", "c"]
+
+
+def test_unknown_weeks_are_one_line_errors(published, tmp_path, capsys):
+    assert main(["audit", "export", "--week", "2026-W40", "--out", str(tmp_path / "x.jsonl")]) == 1
+    assert main(["audit", "replay", "--week", "2026-W40"]) == 1
+    assert main(["audit", "replay", "--week", "2026-W49"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "canitbuy: week 2026-W40 has not been published",
+        "canitbuy: no results for week 2026-W40 in the record",
+        "canitbuy: week 2026-W49 has not been published",
+    ]
+    assert main(["db", "rebuild"]) == 0 and main(["db", "migrate"]) == 0
