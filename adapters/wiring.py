@@ -12,6 +12,7 @@ from uuid import UUID
 
 from adapters.blobs import FileBlobStore
 from adapters.eventstore import open_record
+from adapters.readmodels import ReadModels
 from adapters.run_recorder import RecordRunRecorder, with_retries
 from adapters.settings import Settings
 from domain.course import CURRENT_VERSION, load_course
@@ -61,9 +62,11 @@ class Runtime:
     record: Record
     blobs: FileBlobStore
     runs: Runs = field(init=False)
+    readmodels: ReadModels = field(init=False)
 
     def __post_init__(self) -> None:
         self.runs = Runs(self.record)
+        self.readmodels = ReadModels(self.settings, self.record)
 
     def recorder(self, run_id: UUID) -> RecordRunRecorder:
         return RecordRunRecorder(self.record, run_id)
