@@ -1,0 +1,53 @@
+"""s13's gate: a request whose User-Agent names a bot or agent must carry a valid Web Bot Auth signature.
+
+A browser that does not call itself a bot passes untouched; a named bot without a valid signature gets a
+"verify you are human" page (403) that offers nothing a bot could or should solve.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from lab import render
+from lab.botauth.verifier import SignatureRejected, Verifier
+
+BOT_NAMES = re.compile(r"bot|agent|crawler|spider|scraper|gpt|claude|anthropic|openai|perplexity|gemini", re.IGNORECASE)
+log = logging.getLogger("lab.botgate")
+
+
+class BotGate:
+    def __init__(self, app: ASGIApp, verifier: Verifier) -> None:
+        self.app, self.verifier = app, verifier
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        station = scope.get("lab", {}).get("station")
+        if scope["type"] != "http" or station is None or not station.has("bot_gate"):
+            return await self.app(scope, receive, send)
+        headers = Headers(scope=scope)
+        if not BOT_NAMES.search(headers.get("user-agent", "")):
+            return await self.app(scope, receive, send)
+        try:
+            await self.verifier.verify(headers, headers.get("host", "").strip().lower())
+        except SignatureRejected as reason:
+            log.info("bot gate: %s", reason)
+            return await self._gate(send)
+        await self.app(scope, receive, send)
+
+    async def _gate(self, send: Send) -> None:
+        body = render.render_text("gate.html").encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 403,
+                "headers": [
+                    (b"content-type", b"text/html; charset=utf-8"),
+                    (b"cache-control", b"no-store"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,92 @@
+"""What the store writes for machines: schema.org product data for agents, the order marker for the judge."""
+
+from __future__ import annotations
+
+import json
+
+from lab import catalogue
+from lab.cart import Cart
+
+_STOCK = {True: "https://schema.org/InStock", False: "https://schema.org/OutOfStock"}
+
+
+def _safe(data: object) -> str:
+    # Inside <script>, "</" would end the element early; JSON allows the escaped form.
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+
+
+def _variant(product: catalogue.Product, colour: catalogue.Colour, size: int) -> dict[str, object]:
+    return {
+        "@type": "Product",
+        "sku": f"{product.slug}-{colour.slug}-{size}",
+        "name": f"{product.name}, {colour.name}, {catalogue.size_label(size)}",
+        "color": colour.name,
+        "size": catalogue.size_label(size),
+        "offers": {
+            "@type": "Offer",
+            "price": f"{product.price_cents / 100:.2f}",
+            "priceCurrency": catalogue.CURRENCY,
+            "availability": _STOCK[colour.in_stock(size)],
+        },
+    }
+
+
+def product_group(product: catalogue.Product, with_delivery: bool = True) -> str:
+    """A ProductGroup whose variants run colour by colour, sizes ascending: the order of the size buttons."""
+    data: dict[str, object] = {
+        "@context": "https://schema.org",
+        "@type": "ProductGroup",
+        "productGroupID": product.slug,
+        "name": product.name,
+        "description": product.description,
+        "brand": {"@type": "Brand", "name": "NORDLYS"},
+        "variesBy": ["https://schema.org/color", "https://schema.org/size"],
+        "offers": {
+            "@type": "AggregateOffer",
+            "lowPrice": f"{product.price_cents / 100:.2f}",
+            "highPrice": f"{product.price_cents / 100:.2f}",
+            "priceCurrency": catalogue.CURRENCY,
+        },
+        "hasVariant": [_variant(product, c, s) for c in product.colours for s in catalogue.SIZES],
+        "hasMerchantReturnPolicy": {
+            "@type": "MerchantReturnPolicy",
+            "returnPolicyCategory": "https://schema.org/MerchantReturnFiniteReturnWindow",
+            "merchantReturnDays": catalogue.RETURN_DAYS,
+        },
+    }
+    if with_delivery:
+        data["shippingDetails"] = {
+            "@type": "OfferShippingDetails",
+            "shippingRate": {
+                "@type": "MonetaryAmount",
+                "value": f"{catalogue.DELIVERY_CENTS / 100:.2f}",
+                "currency": catalogue.CURRENCY,
+            },
+        }
+    return _safe(data)
+
+
+def order_marker(station: str, cart: Cart, consent: str | None) -> str:
+    """The judge's reading of the open checkout; the shape is a contract (see the lab README)."""
+    items = [
+        {
+            "kind": line.kind,
+            "product": line.product,
+            "name": line.name,
+            "colour": line.colour,
+            "size": catalogue.size_label(line.size) if line.size else None,
+            "quantity": line.quantity,
+            "unit_price_cents": line.unit_price_cents,
+        }
+        for line in cart.lines
+    ]
+    return _safe(
+        {
+            "station": station,
+            "items": items,
+            "delivery_cents": cart.delivery_cents,
+            "total_cents": cart.total_cents,
+            "currency": catalogue.CURRENCY,
+            "consent": consent,
+        }
+    )
