@@ -7,6 +7,7 @@ PostgreSQL is reached at CANITBUY_TEST_POSTGRES (default postgresql://postgres@1
 from __future__ import annotations
 
 import os
+import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,3 +50,24 @@ def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
 @pytest.fixture
 def sqlite_settings(tmp_path: Path) -> Settings:
     return Settings(data_dir=tmp_path / "var")
+
+
+@pytest.fixture(scope="session")
+def axe_source() -> str:
+    """axe-core's script, to inject into pages. `bash ops/dev test` installs it from npm and names it in
+    CANITBUY_AXE_JS; run alone, the fixture installs it the same way. Without it the accessibility tests fail:
+    they are never skipped."""
+    named = os.environ.get("CANITBUY_AXE_JS")
+    if named and Path(named).exists():
+        return Path(named).read_text()
+    folder = Path(os.environ.get("CANITBUY_AXE_DIR", Path.home() / ".cache" / "canitbuy-axe"))
+    script = folder / "node_modules" / "axe-core" / "axe.min.js"
+    if not script.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        result = subprocess.run(
+            ["npm", "install", "--no-save", "--silent", "--prefix", str(folder), "axe-core@4"],
+            capture_output=True, timeout=300, check=False,
+        )
+        if result.returncode != 0:
+            pytest.fail(f"axe-core could not be installed from npm: {result.stderr.decode()[-500:]}")
+    return script.read_text()

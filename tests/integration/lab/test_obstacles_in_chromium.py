@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-from pathlib import Path
-
 import pytest
-
-AXE_DIR = Path(os.environ.get("CANITBUY_AXE_DIR", Path.home() / ".cache" / "canitbuy-axe"))
 
 
 def product(page, lab, station, query=""):
@@ -184,19 +178,6 @@ def test_s18_second_pair_free_charges_both_pairs(page, lab):
     assert page.locator("input[name=quantity]").input_value() == "2"
     assert page.locator(".totals").inner_text().count("$278.00") == 1
     assert page.locator(".offer-note s").inner_text() == "Second pair free"
-
-
-@pytest.fixture(scope="session")
-def axe_source() -> str:
-    script = AXE_DIR / "node_modules" / "axe-core" / "axe.min.js"
-    if not script.exists():
-        AXE_DIR.mkdir(parents=True, exist_ok=True)
-        result = subprocess.run(
-            ["npm", "install", "--no-save", "--prefix", str(AXE_DIR), "axe-core@4"], capture_output=True, timeout=180
-        )
-        if result.returncode != 0:
-            pytest.skip("axe-core could not be installed from npm")
-    return script.read_text()
 
 
 @pytest.mark.parametrize("path", ["/", "/products/aero-run-2", "/cart", "/checkout", "/help/delivery"])
