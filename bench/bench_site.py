@@ -1,0 +1,142 @@
+"""Benchmark: /ranking and /matrix of a published week with 5 models, against a plain-text route of the same app
+in the same run.
+
+The site runs in its own uvicorn process (one worker; access log off, as behind a proxy that logs); the load
+comes from another process: Debian's `wrk` when installed, else an httpx client with as many connections.
+Goal (issue 6): each page at least 0.5 of the plain route's requests/s at 64 connections, p99 under 50 ms.
+
+    python bench/bench_site.py [--seconds 10] [--connections 64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "integration" / "web"))
+
+MODELS = ("model-alpha", "model-beta", "model-gamma", "model-delta", "model-epsilon")
+ROUTES = ("/healthz", "/ranking", "/matrix")
+SERVER = """
+import sys, uvicorn
+from pathlib import Path
+sys.path.insert(0, {root!r})
+from adapters.settings import Settings
+from web.app import create_app
+uvicorn.run(create_app(Settings(data_dir=Path({data!r}))), host="127.0.0.1", port={port}, log_level="warning",
+            access_log=False)
+"""
+
+
+def build_week(data_dir: Path) -> str:
+    from site_data import make_week
+
+    from adapters.settings import Settings
+    from adapters.wiring import build_runtime
+
+    with build_runtime(Settings(data_dir=data_dir)) as runtime:
+        return make_week(runtime, models=MODELS).week
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_up(url: str) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise RuntimeError("the site did not start")
+
+
+def with_wrk(url: str, seconds: int, connections: int) -> tuple[float, float]:
+    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", url],
+                         capture_output=True, text=True, check=True).stdout
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    value, unit = re.search(r"99%\s+([\d.]+)(us|ms|s)", out).groups()  # type: ignore[union-attr]
+    p99 = float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+    if "Non-2xx" in out:
+        raise RuntimeError(f"{url}: some answers were not 2xx\n{out}")
+    return rate, p99
+
+
+async def _httpx_load(url: str, seconds: int, connections: int) -> tuple[float, float]:
+    latencies: list[float] = []
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    async with httpx.AsyncClient(limits=limits) as client:
+        stop = time.monotonic() + seconds
+
+        async def worker() -> None:
+            while time.monotonic() < stop:
+                began = time.perf_counter()
+                response = await client.get(url)
+                response.raise_for_status()
+                latencies.append((time.perf_counter() - began) * 1000)
+
+        began = time.monotonic()
+        await asyncio.gather(*(worker() for _ in range(connections)))
+        elapsed = time.monotonic() - began
+    latencies.sort()
+    return len(latencies) / elapsed, latencies[int(len(latencies) * 0.99) - 1]
+
+
+def measure(url: str, seconds: int, connections: int) -> tuple[float, float]:
+    if shutil.which("wrk"):
+        return with_wrk(url, seconds, connections)
+    return asyncio.run(_httpx_load(url, seconds, connections))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=64)
+    args = parser.parse_args()
+    data_dir = Path(tempfile.mkdtemp(prefix="canitbuy-bench-site-")) / "var"
+    week = build_week(data_dir)
+    port = free_port()
+    code = SERVER.format(root=str(ROOT), data=str(data_dir), port=port)
+    server = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)})
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_up(url)
+        for route in ROUTES:
+            httpx.get(url + route, timeout=30).raise_for_status()  # render once: the cache is what we measure
+        tool = "wrk" if shutil.which("wrk") else "httpx"
+        print(f"week {week}, {len(MODELS)} models, {args.connections} connections, {args.seconds} s each, "
+              f"load by {tool}")
+        results = {route: measure(url + route, args.seconds, args.connections) for route in ROUTES}
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    plain = results["/healthz"][0]
+    ok = True
+    for route, (rate, p99) in results.items():
+        ratio = rate / plain
+        passes = route == "/healthz" or (ratio >= 0.5 and p99 < 50)
+        ok = ok and passes
+        verdict = "ok" if passes else "BELOW GOAL"
+        print(f"{route:10} {rate:9.0f} req/s  p99 {p99:6.1f} ms  ratio {ratio:4.2f}  {verdict}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

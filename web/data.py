@@ -1,0 +1,109 @@
+"""The site's view of the read models: one catch-up at a time per process, and the week list kept in memory so
+a cached page is found without touching the database.
+
+The read models' projection loop must not run twice at once (a page applied twice would count steps twice),
+so every catch-up of this process, including the one inside publishing a week, goes through one lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import msgspec
+
+from adapters.readmodels import ReadModels, WeekInfo
+from domain.projections.documents import WeekDocuments
+from domain.publishing import NotPublishedError, UnknownWeekError
+from domain.weeks import WeekError, parse_week
+from web.errors import BadRequest, NotFound
+
+
+class WeekView(msgspec.Struct, frozen=True, kw_only=True):
+    """A week's documents as the site shows them: as corrected, and as first published when it was."""
+
+    week: str
+    corrected: WeekDocuments
+    published: WeekDocuments | None
+    """The first publication's documents; None while the week is unpublished."""
+    latest_published: WeekDocuments | None
+
+    @property
+    def changed_since_publication(self) -> bool:
+        return self.published is not None and (
+            self.published.ranking != self.corrected.ranking or self.published.matrix != self.corrected.matrix
+        )
+
+
+class SiteData:
+    def __init__(self, readmodels: ReadModels) -> None:
+        self.readmodels = readmodels
+        self._lock = threading.Lock()
+        self.weeks: list[WeekInfo] = []
+
+    # --- keeping up (called from worker threads) -------------------------------------------------------
+
+    def catch_up(self) -> int:
+        with self._lock:
+            position = self.readmodels.catch_up()
+            self.weeks = self.readmodels.weeks()
+            return position
+
+    def listener(self, head: int) -> None:
+        self.catch_up()
+
+    # The WeekDocumentStore port of domain.publishing, with the catch-up behind our lock.
+    def week_documents(self, week: str) -> WeekDocuments:
+        return self.readmodels.week_documents(week)
+
+    def store_published(self, documents: WeekDocuments) -> None:
+        self.readmodels.store_published(documents)
+
+    # --- choosing a week (in memory) ------------------------------------------------------------------
+
+    def known(self, week: str) -> WeekInfo | None:
+        return next((w for w in self.weeks if w.week == week), None)
+
+    def default_week(self) -> str | None:
+        """The newest published week; before any publication, the newest week with results."""
+        published = [w.week for w in self.weeks if w.publications]
+        return published[0] if published else (self.weeks[0].week if self.weeks else None)
+
+    def pick_week(self, raw: str | None) -> str | None:
+        """The week a request asks for: validated (400 when malformed), known (404), or the default."""
+        if raw is None or raw == "":
+            return self.default_week()
+        try:
+            week = parse_week(raw)
+        except WeekError as error:
+            raise BadRequest(f"week: {error}") from None
+        if self.known(week) is None:
+            raise NotFound(f"There are no public results for week {week}.")
+        return week
+
+    # --- reading (worker threads) ---------------------------------------------------------------------
+
+    def week_view(self, week: str) -> WeekView:
+        try:
+            corrected = self.readmodels.week_documents(week)
+        except UnknownWeekError:
+            raise NotFound(f"There are no public results for week {week}.") from None
+        info = self.known(week)
+        published = latest = None
+        if info is not None and info.publications:
+            try:
+                published = self.readmodels.published_documents(week, 0)
+                latest = self.readmodels.published_documents(week, -1)
+            except NotPublishedError:
+                published = latest = None
+        return WeekView(week=week, corrected=corrected, published=published, latest_published=latest)
+
+    def documents(self, week: str) -> dict[str, Any]:
+        view = self.week_view(week)
+        return {
+            "view": view,
+            "ranking": msgspec.json.decode(view.corrected.ranking),
+            "matrix": msgspec.json.decode(view.corrected.matrix),
+            "published_ranking": msgspec.json.decode(view.published.ranking) if view.published else None,
+            "publications": self.readmodels.publications(week),
+        }

@@ -1,0 +1,101 @@
+"""The week archive and the corrections log.
+
+A week's page shows each publication: when, at which log position, the sha256 of its ranking and Matrix, the
+audit file to download and the command that verifies it. The audit file depends only on events up to the
+publication's position, which never change, so it is made once and kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from domain.audit import export_lines, week_events
+from domain.weeks import WeekError, parse_week
+from web.errors import BadRequest, NotFound
+from web.public.results import data_of
+from web.rendering import Page, send
+from web.site import Site
+
+
+def _week(raw: str) -> str:
+    try:
+        return parse_week(raw)
+    except WeekError as error:
+        raise BadRequest(f"week: {error}") from None
+
+
+async def weeks_page(request: Request) -> Response:
+    site: Site = request.app.state.site
+    data = data_of(site)
+
+    def make() -> Page:
+        return site.renderer.page("weeks.html", {"nav": "weeks", "weeks": data.weeks})
+
+    return send(request, site.cache.get_or_make(("weeks", site.version), make), max_age=30)
+
+
+async def week_page(request: Request) -> Response:
+    site: Site = request.app.state.site
+    data = data_of(site)
+    week = _week(request.path_params["week"])
+    if data.known(week) is None:
+        raise NotFound(f"There are no public results for week {week}.")
+
+    def make() -> Page:
+        publications = data.readmodels.publications(week)
+        return site.renderer.page("week.html", {
+            "nav": "weeks", "week": week, "info": data.known(week),
+            "publications": list(enumerate(publications, start=1)),
+        })
+
+    page = site.cache.get(("week", week, site.version)) or site.cache.put(
+        ("week", week, site.version), await site.call(make))
+    return send(request, page, max_age=30)
+
+
+async def audit_file(request: Request) -> Response:
+    site: Site = request.app.state.site
+    data = data_of(site)
+    week = _week(request.path_params["week"])
+    number = request.path_params["number"]
+    publications = await site.call(data.readmodels.publications, week)
+    if not 1 <= number <= len(publications):
+        raise NotFound(f"Week {week} has {len(publications)} publication(s); there is no publication {number}.")
+    publication = publications[number - 1]
+
+    def make() -> Page:
+        lines = export_lines(week_events(site.runtime.record.read_log, week, publication.position), publication)
+        return Page(b"".join(line + b"\n" for line in lines), "application/jsonl")
+
+    key = ("audit", week, publication.position)
+    page = site.cache.get(key) or site.cache.put(key, await site.call(make))
+    response = send(request, page, max_age=86400)
+    response.headers["Content-Disposition"] = f'attachment; filename="canitbuy-{week}-publication-{number}.jsonl"'
+    return response
+
+
+async def corrections_page(request: Request) -> Response:
+    site: Site = request.app.state.site
+    data = data_of(site)
+
+    def make() -> Page:
+        log = msgspec.json.decode(data.readmodels.corrections())
+        entries: list[dict[str, Any]] = list(reversed(log["corrections"]))
+        return site.renderer.page("corrections.html", {"nav": "corrections", "entries": entries})
+
+    key = ("corrections", site.version)
+    page = site.cache.get(key) or site.cache.put(key, await site.call(make))
+    return send(request, page, max_age=30)
+
+
+routes = [
+    Route("/weeks", weeks_page),
+    Route("/weeks/{week:str}", week_page),
+    Route("/weeks/{week:str}/audit-{number:int}.jsonl", audit_file),
+    Route("/corrections", corrections_page),
+]

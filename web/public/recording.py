@@ -1,0 +1,132 @@
+"""A run's recording, read from its own events: what it was, every step, and how it ended.
+
+Private runs (an organisation's tests) are refused here, at the one place every run page, run JSON and blob
+request passes through, so none of them can leak by a forgotten check elsewhere.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import msgspec
+
+from domain.actions import Action
+from domain.ports import StepRecord
+from domain.record import Record
+from domain.runs import Run
+from domain.verdicts import Verdict
+
+RUN_FORMAT = "canitbuy-run/1"
+LICENSE = "CC BY 4.0"
+
+
+class RunSummary(msgspec.Struct, kw_only=True):
+    id: str
+    """The run's id."""
+    station: str
+    model: str
+    week: str
+    kind: str
+    """browser, reader or manual."""
+    task: str
+    course_version: str
+    attempt: int
+    repeat: int
+    status: str
+    """scheduled, running, finished or cut_short."""
+    scheduled_at: datetime
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    browser_version: str | None = None
+    agent_version: str | None = None
+    steps: int = 0
+    seconds: float | None = None
+    cut_short_cause: str | None = None
+    """our_error or model_connection: a cut-short run is not a result."""
+    cut_short_detail: str | None = None
+
+
+class Recording(msgspec.Struct, kw_only=True):
+    """The public recording of one run (the body of /api/runs/{id}.json, with format and licence added)."""
+
+    run: RunSummary
+    steps: list[StepRecord]
+    verdict: Verdict | None
+    position: int
+    """The run's aggregate version: it changes when the run records something new."""
+
+    def blobs(self) -> dict[str, str]:
+        """Digest to media type of every blob the run references: the only blobs it may serve."""
+        found: dict[str, str] = {}
+        for step in self.steps:
+            if step.screenshot:
+                found[step.screenshot] = "image/jpeg"
+            if step.elements:
+                found[step.elements] = "application/json"
+        return found
+
+
+class NotPublic(LookupError):
+    """No such run, or a private one: both answer 404, so a private run's existence is not revealed."""
+
+
+def parse_run_id(text: str) -> UUID | None:
+    try:
+        return UUID(text)
+    except ValueError:
+        return None
+
+
+def load_recording(record: Record, run_id: UUID) -> Recording:
+    events = list(record.repository.event_store.get(run_id))
+    if not events or not isinstance(events[0], Run.Scheduled) or events[0].org is not None:
+        raise NotPublic(str(run_id))
+    first = events[0]
+    summary = RunSummary(
+        id=str(run_id), station=first.station, model=first.model, week=first.week, kind=first.kind,
+        task=first.task, course_version=first.course_version, attempt=first.attempt, repeat=first.repeat,
+        status="scheduled", scheduled_at=first.timestamp,
+    )
+    steps: list[StepRecord] = []
+    verdict: Verdict | None = None
+    for event in events[1:]:
+        _apply(summary, steps, event)
+        if isinstance(event, Run.Finished):
+            verdict = event.verdict
+    return Recording(run=summary, steps=steps, verdict=verdict, position=events[-1].originator_version)
+
+
+def _apply(summary: RunSummary, steps: list[StepRecord], event: Any) -> None:
+    if isinstance(event, Run.Started):
+        summary.status, summary.started_at = "running", event.timestamp
+        summary.browser_version, summary.agent_version = event.browser_version, event.agent_version
+    elif isinstance(event, Run.StepRecorded):
+        steps.append(event.step)
+        summary.steps = len(steps)
+    elif isinstance(event, Run.Finished):
+        summary.status, summary.ended_at = "finished", event.timestamp
+        summary.steps, summary.seconds = event.steps, event.seconds
+    elif isinstance(event, Run.CutShort):
+        summary.status, summary.ended_at = "cut_short", event.timestamp
+        summary.cut_short_cause, summary.cut_short_detail = event.cause, event.detail
+        summary.seconds = event.seconds
+
+
+def action_text(action: Action | None) -> str:
+    if action is None:
+        return "no valid action"
+    fields = {f: getattr(action, f) for f in action.__struct_fields__}
+    words = ", ".join(f"{k} {v!r}" if isinstance(v, str) else f"{k} {v}" for k, v in fields.items())
+    return f"{action.__struct_config__.tag} {words}".strip()
+
+
+def recording_json(recording: Recording) -> bytes:
+    body: dict[str, Any] = {
+        "format": RUN_FORMAT, "license": LICENSE,
+        "citation": f"CanItBuy AI agent run {recording.run.id}, {recording.run.model} on {recording.run.station}, "
+                    f"week {recording.run.week}, course {recording.run.course_version}. {LICENSE}.",
+        **msgspec.to_builtins(recording),
+    }
+    return msgspec.json.encode(body)

@@ -1,0 +1,76 @@
+"""The ranking and the Matrix of a week: rendered once per log position, then served as bytes with an ETag.
+
+`start` builds the read models in the lifespan and returns the listener that keeps them caught up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from adapters.readmodels import ReadModels
+from domain.course import load_course
+from web.data import SiteData
+from web.public.manual_tests import ManualTests, manual_of
+from web.public.week_views import matrix_rows, rankings_context, rate_view, stage_groups, stage_order
+from web.rendering import Page, send
+from web.site import Site
+
+
+async def start(site: Site) -> list[Callable[[int], Any]]:
+    readmodels = ReadModels(site.settings, site.runtime.record)
+    await site.call(readmodels.migrate)
+    data = SiteData(readmodels)
+    manual = ManualTests(site.runtime.record)
+    site.services["data"], site.services["manual"] = data, manual
+    return [data.listener, manual.listener]
+
+
+def data_of(site: Site) -> SiteData:
+    return site.services["data"]  # type: ignore[no-any-return]
+
+
+async def week_page(request: Request, kind: str) -> Response:
+    site: Site = request.app.state.site
+    data = data_of(site)
+    # Parsing an empty query string still costs a few microseconds: the hot path skips it.
+    week = data.pick_week(request.query_params.get("week") if request.scope["query_string"] else None)
+    key = (kind, week, site.version)
+    page = site.cache.get(key)
+    if page is None:
+        page = site.cache.put(key, await site.call(render_week, site, kind, week))
+    return send(request, page, max_age=30)
+
+
+def render_week(site: Site, kind: str, week: str | None) -> Page:
+    data = data_of(site)
+    context: dict[str, Any] = {"nav": kind, "week": week, "weeks": data.weeks}
+    if week is None:
+        return site.renderer.page(f"{kind}.html", context)
+    docs = data.documents(week)
+    course = load_course(docs["ranking"]["course_version"])
+    context.update(docs)
+    context["info"] = data.known(week)
+    if kind == "ranking":
+        context.update(rankings_context(docs))
+    else:
+        context["groups"] = stage_groups(docs["matrix"], course)
+        context["rows"] = matrix_rows(docs["matrix"], course)
+        context["rates"] = [rate_view(s) for s in stage_order(docs["matrix"], course)]
+        context["manual"] = manual_of(site).of_week(week)
+    return site.renderer.page(f"{kind}.html", context)
+
+
+async def ranking(request: Request) -> Response:
+    return await week_page(request, "ranking")
+
+
+async def matrix(request: Request) -> Response:
+    return await week_page(request, "matrix")
+
+
+routes = [Route("/ranking", ranking), Route("/matrix", matrix)]

@@ -1,0 +1,107 @@
+"""A run's recording page, and the blobs (screenshots, element lists) of public runs.
+
+A blob is served only under the run that references it, after the run was found public: a digest alone opens
+nothing, so a private test's screenshots cannot be fetched by guessing or by reusing a digest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from domain.course import UnknownCourseError, load_course
+from domain.tasks import shopper_brief, task_text
+from web.errors import NotFound
+from web.public.recording import NotPublic, Recording, action_text, load_recording, parse_run_id
+from web.public.results import data_of
+from web.public.week_views import OUTCOME_WORDS
+from web.rendering import Page, send
+from web.site import Site
+
+MAX_ELEMENTS_SHOWN = 300
+
+
+async def recording_of(site: Site, raw_id: str) -> Recording:
+    run_id = parse_run_id(raw_id)
+    if run_id is None:
+        raise NotFound(f"{raw_id!r} is not a run id; run ids look like 3f2b…-… (a UUID).")
+    try:
+        return await site.call(load_recording, site.runtime.record, run_id)
+    except NotPublic:
+        raise NotFound(f"There is no public run {run_id}.") from None
+
+
+def _elements(site: Site, digest: str | None) -> list[dict[str, Any]] | None:
+    if not digest or not site.runtime.blobs.has(digest):
+        return None
+    try:
+        items = msgspec.json.decode(site.runtime.blobs.get(digest))
+    except msgspec.DecodeError:
+        return None
+    return items[:MAX_ELEMENTS_SHOWN] if isinstance(items, list) else None
+
+
+def render_recording(site: Site, recording: Recording) -> Page:
+    run, verdict = recording.run, recording.verdict
+    try:
+        course = load_course(run.course_version)
+        station = course.station(run.station)
+        task, brief = task_text(course, run.task), shopper_brief(course) if run.task == "shop_brief" else None
+    except (UnknownCourseError, KeyError):
+        course, station, task, brief = None, None, "", None
+    corrections = [
+        c for c in msgspec.json.decode(data_of(site).readmodels.corrections())["corrections"] if c["run_id"] == run.id
+    ]
+    steps = [
+        {"step": s, "action": action_text(s.action), "elements": _elements(site, s.elements),
+         "ends": verdict is not None and verdict.step == s.number}
+        for s in recording.steps
+    ]
+    return site.renderer.page("run.html", {
+        "nav": "matrix", "run": run, "verdict": verdict, "steps": steps, "station": station, "task": task,
+        "brief": brief,
+        "stage_name": course.stage_name(verdict.stage) if course and verdict and verdict.stage else None,
+        "outcome_words": OUTCOME_WORDS.get(verdict.outcome, verdict.outcome) if verdict else None,
+        "corrections": corrections,
+        "tokens": sum(s.tokens_in + s.tokens_out for s in recording.steps),
+        "cost": sum(s.cost_usd for s in recording.steps),
+    })
+
+
+async def run_page(request: Request) -> Response:
+    site: Site = request.app.state.site
+    raw = request.path_params["run_id"]
+    key = ("run", raw, site.version)
+    page = site.cache.get(key)
+    if page is None:
+        recording = await recording_of(site, raw)
+        page = site.cache.put(key, await site.call(render_recording, site, recording))
+    return send(request, page, max_age=10)
+
+
+async def run_blob(request: Request) -> Response:
+    site: Site = request.app.state.site
+    digest = request.path_params["digest"]
+    recording = await recording_of(site, request.path_params["run_id"])
+    media_type = recording.blobs().get(digest)
+    if media_type is None:
+        raise NotFound("This run has no such screenshot or element list.")
+    try:
+        body = await site.call(site.runtime.blobs.get, digest)
+    except KeyError:
+        raise NotFound("The blob is referenced by the run but missing from the store.") from None
+    etag = f'"{digest[:32]}"'
+    headers = {"ETag": etag, "Cache-Control": "public, max-age=31536000, immutable"}
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    return Response(body, media_type=media_type, headers=headers)
+
+
+routes = [
+    Route("/runs/{run_id:str}", run_page),
+    Route("/runs/{run_id:str}/blobs/{digest:str}", run_blob),
+]

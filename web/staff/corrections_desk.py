@@ -1,0 +1,96 @@
+"""Issuing and withdrawing corrections. A correction is previewed (its effect on the week's ranking) before it
+is confirmed; both issuing and withdrawing are events through the record, and show on the public log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+import msgspec
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from domain.corrections import CorrectionError
+from domain.record import UnknownRunError
+from domain.verdicts import Outcome
+from web.errors import NotFound
+from web.public.results import data_of
+from web.site import Site
+from web.staff.guard import render, staff_action, staff_page
+from web.staff.preview import FIELDS, PreviewError, correction_args, preview
+from web.staff.session import Session
+
+OUTCOMES = list(Outcome.__args__)  # type: ignore[attr-defined]
+
+
+def _fields(form: FormData) -> dict[str, str]:
+    return {k: str(form.get(k, "")) for k in FIELDS}
+
+
+async def _page(request: Request, session: Session, *, form: dict[str, str] | None = None,
+                error: str | None = None, status: int = 200) -> Response:
+    site: Site = request.app.state.site
+    log = msgspec.json.decode(await site.call(data_of(site).readmodels.corrections))["corrections"]
+    return render(request, "staff/corrections.html", session, {
+        "nav": "", "entries": list(reversed(log)), "form": form or {}, "error": error, "outcomes": OUTCOMES,
+        "weeks": data_of(site).weeks, "done": request.query_params.get("done"),
+    }, status)
+
+
+@staff_page
+async def corrections(request: Request, session: Session) -> Response:
+    return await _page(request, session)
+
+
+@staff_action
+async def preview_correction(request: Request, session: Session, form: FormData) -> Response:
+    site: Site = request.app.state.site
+    fields = _fields(form)
+    try:
+        args = correction_args(fields, session.email)
+        effect = await site.call(preview, data_of(site), args)
+    except PreviewError as error:
+        return await _page(request, session, form=fields, error=str(error), status=400)
+    return render(request, "staff/correction_preview.html", session, {"nav": "", "form": fields, **effect})
+
+
+@staff_action
+async def issue(request: Request, session: Session, form: FormData) -> Response:
+    site: Site = request.app.state.site
+    fields = _fields(form)
+    try:
+        args: dict[str, Any] = correction_args(fields, session.email)
+        correction_id = await site.call(site.runtime.record.issue_correction, **args)
+    except (PreviewError, CorrectionError, UnknownRunError) as error:
+        return await _page(request, session, form=fields, error=str(error), status=400)
+    await site.refresh()
+    return RedirectResponse(f"/staff/corrections?done={correction_id}", status_code=303)
+
+
+@staff_action
+async def withdraw(request: Request, session: Session, form: FormData) -> Response:
+    site: Site = request.app.state.site
+    try:
+        correction_id = UUID(request.path_params["correction_id"])
+    except ValueError:
+        raise NotFound("There is no such correction.") from None
+    try:
+        await site.call(site.runtime.record.withdraw_correction, correction_id,
+                        reason=str(form.get("reason", "")), by=session.email)
+    except LookupError:
+        raise NotFound("There is no such correction.") from None
+    except CorrectionError as error:
+        return await _page(request, session, error=str(error), status=400)
+    await site.refresh()
+    return RedirectResponse(f"/staff/corrections?done={correction_id}", status_code=303)
+
+
+routes = [
+    Route("/corrections", corrections),
+    Route("/corrections/preview", preview_correction, methods=["POST"]),
+    Route("/corrections", issue, methods=["POST"]),
+    Route("/corrections/{correction_id:str}/withdraw", withdraw, methods=["POST"]),
+]

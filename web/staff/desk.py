@@ -1,0 +1,94 @@
+"""The staff desk: signing in and out, and the overview. The desk's areas (corrections, runs and weeks, manual
+tests, the line-up) add their routes here.
+
+Signing in has no session yet, so its form is protected by a double-submit token: a random value in a
+SameSite=Strict cookie that the form must repeat.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from web.errors import Forbidden
+from web.public.results import data_of
+from web.site import Site
+from web.staff import corrections_desk, manual, operations
+from web.staff.guard import desk_of, render, session_of, staff_page
+from web.staff.session import COOKIE, Session, cookie_header
+
+SIGN_IN_COOKIE = "cib_sign_in"
+
+
+def _safe_next(raw: str | None) -> str:
+    # Only paths of the desk itself: never an address elsewhere (an open redirect).
+    return raw if raw and raw.startswith("/staff/") and not raw.startswith("//") else "/staff/"
+
+
+async def sign_in_form(request: Request, error: str | None = None, status: int = 200) -> Response:
+    token = request.cookies.get(SIGN_IN_COOKIE) or secrets.token_urlsafe(24)
+    response = render(request, "staff/sign_in.html", None, {
+        "nav": "", "token": token, "error": error, "next": _safe_next(request.query_params.get("next")),
+    }, status)
+    response.set_cookie(SIGN_IN_COOKIE, token, max_age=3600, path="/staff", secure=True, httponly=True,
+                        samesite="strict")
+    return response
+
+
+async def sign_in(request: Request) -> Response:
+    if request.method == "GET":
+        return await sign_in_form(request)
+    form = await request.form(max_fields=10, max_part_size=4096)
+    cookie, token = request.cookies.get(SIGN_IN_COOKIE, ""), str(form.get("csrf", ""))
+    if not cookie or not hmac.compare_digest(cookie.encode(), token.encode()):
+        raise Forbidden("The form's security token is missing or wrong. Reload the sign-in page and try again.")
+    desk, site = desk_of(request), request.app.state.site
+    email = str(form.get("email", "")).strip().lower()
+    address = request.client.host if request.client else "unknown"
+    wait = desk.limiter.retry_after(email, address)
+    if wait:
+        response = await sign_in_form(request, f"Too many attempts. Try again in {wait // 60 + 1} minutes.", 429)
+        response.headers["Retry-After"] = str(wait)
+        return response
+    account = await site.call(desk.accounts.verify, email, str(form.get("password", "")))
+    if account is None:
+        desk.limiter.failed(email, address)
+        return await sign_in_form(request, "The e-mail or the password is wrong.", 401)
+    desk.limiter.succeeded(email)
+    value, _ = desk.codec.issue(account.email, account.role, account.fingerprint)
+    response = RedirectResponse(_safe_next(str(form.get("next", ""))), status_code=303)
+    response.set_cookie(**cookie_header(value))  # type: ignore[arg-type]
+    response.delete_cookie(SIGN_IN_COOKIE, path="/staff")
+    return response
+
+
+async def sign_out(request: Request) -> Response:
+    session = await session_of(request)
+    form = await request.form(max_fields=5, max_part_size=1024)
+    if session is not None and not hmac.compare_digest(session.csrf.encode(), str(form.get("csrf", "")).encode()):
+        raise Forbidden("The form's security token is missing or wrong.")
+    response = RedirectResponse("/staff/sign-in", status_code=303)
+    response.delete_cookie(COOKIE, path="/staff", secure=True, httponly=True, samesite="strict")
+    return response
+
+
+@staff_page
+async def overview(request: Request, session: Session) -> Response:
+    site: Site = request.app.state.site
+    return render(request, "staff/overview.html", session, {
+        "nav": "", "weeks": data_of(site).weeks, "position": site.version,
+    })
+
+
+routes = [
+    Route("/", overview),
+    Route("/sign-in", sign_in, methods=["GET", "POST"]),
+    Route("/sign-out", sign_out, methods=["POST"]),
+    *corrections_desk.routes,
+    *operations.routes,
+    *manual.routes,
+]

@@ -1,0 +1,106 @@
+"""Who may use the staff desk: every page needs a signed-in account, every form also the session's CSRF token
+and the staff role (auditors read only). Staff pages are rendered per request and never cached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from adapters.sqldb import SqlDb
+from web.errors import Forbidden
+from web.site import Site
+from web.staff.accounts import StaffAccounts
+from web.staff.ratelimit import SignInLimiter
+from web.staff.session import COOKIE, Session, SessionCodec, csrf_ok, load_or_create_secret
+
+MAX_FORM_BYTES = 64 * 1024
+"""Forms without a file; the manual-test upload sets its own limit."""
+
+
+@dataclass
+class Desk:
+    accounts: StaffAccounts
+    codec: SessionCodec
+    limiter: SignInLimiter
+
+
+async def start_staff(site: Site) -> None:
+    db = SqlDb(site.settings)
+    await site.call(db.migrate)
+    secret = await site.call(load_or_create_secret, site.settings.site_secret, site.settings.data_dir)
+    site.services["desk"] = Desk(StaffAccounts(db), SessionCodec(secret), SignInLimiter())
+
+
+def desk_of(request: Request) -> Desk:
+    return request.app.state.site.services["desk"]  # type: ignore[no-any-return]
+
+
+async def session_of(request: Request) -> Session | None:
+    desk = desk_of(request)
+    session = desk.codec.read(request.cookies.get(COOKIE))
+    if session is None:
+        return None
+    site: Site = request.app.state.site
+    account = await site.call(desk.accounts.get, session.email)
+    # A removed account, a new role or a new password ends the session.
+    if account is None or account.role != session.role or account.fingerprint != session.fingerprint:
+        return None
+    return session
+
+
+Page = Callable[[Request, Session], Awaitable[Response]]
+Action = Callable[[Request, Session, FormData], Awaitable[Response]]
+
+
+def staff_page(handler: Page) -> Callable[[Request], Awaitable[Response]]:
+    async def guarded(request: Request) -> Response:
+        session = await session_of(request)
+        if session is None:
+            return RedirectResponse(f"/staff/sign-in?next={quote(request.url.path)}", status_code=303)
+        return await handler(request, session)
+
+    return guarded
+
+
+def staff_action(handler: Action | None = None, *, max_bytes: int = MAX_FORM_BYTES, **form_limits: Any) -> Any:
+    """A POST that changes the record: signed in, staff role, CSRF token right; the body within max_bytes."""
+
+    def wrap(inner: Action) -> Callable[[Request], Awaitable[Response]]:
+        async def guarded(request: Request) -> Response:
+            session = await session_of(request)
+            if session is None:
+                raise Forbidden("Sign in to the staff desk first.")
+            if session.role != "staff":
+                raise Forbidden("Auditors can read the staff desk but not change the record.")
+            length = request.headers.get("content-length")
+            if length is None or not length.isdigit():
+                raise Forbidden("The form must say how long it is (Content-Length).")
+            if int(length) > max_bytes:
+                from starlette.exceptions import HTTPException
+
+                raise HTTPException(413, f"The form is larger than {max_bytes // (1024 * 1024) or 1} MB allows.")
+            form = await request.form(**form_limits)
+            if not csrf_ok(session, form.get("csrf")):
+                raise Forbidden("The form's security token is missing or wrong. Reload the page and try again.")
+            return await inner(request, session, form)
+
+        return guarded
+
+    return wrap(handler) if handler is not None else wrap
+
+
+def render(request: Request, template: str, session: Session | None, context: dict[str, Any],
+           status: int = 200) -> Response:
+    site: Site = request.app.state.site
+    defaults = {"error": None, "done": None}
+    html = site.renderer.html(template, {**defaults, **context, "session": session,
+                                         "csrf": session.csrf if session else ""})
+    return Response(html, status_code=status, media_type="text/html; charset=utf-8",
+                    headers={"Cache-Control": "no-store"})

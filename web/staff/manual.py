@@ -1,0 +1,100 @@
+"""Recording a manual test of a consumer agent: its name, an outcome per station tested, and a video.
+
+The video goes to the blob store (mp4 or WebM, at most MAX_VIDEO_BYTES); the type is checked on the bytes, not
+only on what the browser claims. One ManualTest event is recorded per station tested, all naming the video.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from starlette.datastructures import FormData, UploadFile
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from domain.course import CURRENT_VERSION, load_course
+from domain.weeks import WeekError, parse_week, week_of
+from web.site import Site
+from web.staff.guard import render, staff_action, staff_page
+from web.staff.session import Session
+
+MAX_VIDEO_BYTES = 200 * 1024 * 1024
+OUTCOMES = ("passed", "stopped", "verification_page", "broke_brief")
+VIDEO_TYPES = {"video/mp4": "mp4", "video/webm": "webm"}
+
+
+class ManualTestError(ValueError):
+    pass
+
+
+def video_kind(head: bytes) -> str | None:
+    """mp4 has an ftyp box at byte 4; WebM starts with the EBML magic number."""
+    if len(head) >= 12 and head[4:8] == b"ftyp":
+        return "mp4"
+    if head.startswith(b"\x1a\x45\xdf\xa3"):
+        return "webm"
+    return None
+
+
+async def _page(request: Request, session: Session, error: str | None = None, status: int = 200) -> Response:
+    return render(request, "staff/manual.html", session, {
+        "nav": "", "error": error, "done": request.query_params.get("done"), "course": load_course(CURRENT_VERSION),
+        "outcomes": OUTCOMES, "this_week": week_of(datetime.now(UTC)), "max_mb": MAX_VIDEO_BYTES // (1024 * 1024),
+    }, status)
+
+
+@staff_page
+async def manual_form(request: Request, session: Session) -> Response:
+    return await _page(request, session)
+
+
+async def _video(site: Site, upload: object) -> str | None:
+    if not isinstance(upload, UploadFile) or not upload.filename:
+        return None
+    if upload.content_type not in VIDEO_TYPES:
+        raise ManualTestError("the video must be an mp4 or WebM file")
+    if upload.size is not None and upload.size > MAX_VIDEO_BYTES:
+        raise ManualTestError(f"the video is larger than {MAX_VIDEO_BYTES // (1024 * 1024)} MB")
+    data = await upload.read()
+    if video_kind(data[:16]) != VIDEO_TYPES[upload.content_type]:
+        raise ManualTestError("the file's content is not the video type it claims to be")
+    return await site.call(site.runtime.blobs.put, data)
+
+
+@staff_action(max_bytes=MAX_VIDEO_BYTES + 256 * 1024, max_files=1, max_fields=60)
+async def record_manual(request: Request, session: Session, form: FormData) -> Response:
+    site: Site = request.app.state.site
+    course = load_course(CURRENT_VERSION)
+    try:
+        agent = str(form.get("agent_name", "")).strip()
+        if not agent:
+            raise ManualTestError("name the agent tested, e.g. ChatGPT agent")
+        try:
+            week = parse_week(str(form.get("week", "")))
+        except WeekError as error:
+            raise ManualTestError(str(error)) from None
+        outcomes = {c: str(form.get(f"outcome_{c}", "")) for c in course.codes}
+        tested = {c: o for c, o in outcomes.items() if o}
+        if not tested:
+            raise ManualTestError("give the outcome of at least one station")
+        if any(o not in OUTCOMES for o in tested.values()):
+            raise ManualTestError("an outcome is not one of " + ", ".join(OUTCOMES))
+        video = await _video(site, form.get("video"))
+    except ManualTestError as error:
+        return await _page(request, session, str(error), 400)
+    notes = str(form.get("notes", "")).strip()
+    for code, outcome in tested.items():
+        await site.call(
+            site.runtime.record.record_manual_test, agent_name=agent, station=code, week=week,
+            course_version=course.version, passed=outcome == "passed", outcome=outcome, video=video,
+            notes=notes, by=session.email,
+        )
+    await site.refresh()
+    return RedirectResponse(f"/staff/manual?done={len(tested)}+stations+recorded", status_code=303)
+
+
+routes = [
+    Route("/manual", manual_form),
+    Route("/manual", record_manual, methods=["POST"]),
+]

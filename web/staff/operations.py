@@ -1,0 +1,156 @@
+"""Scheduling runs and repeats, publishing a week, managing the line-up: each an event through the record.
+
+Scheduled runs are executed by the workers, which take every scheduled run they find in the log.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Any
+
+import msgspec
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from domain.course import CURRENT_VERSION, load_course
+from domain.lineup import Entrant, LineUpError
+from domain.publications import PublicationError
+from domain.publishing import UnknownWeekError, publish_week
+from domain.weeks import WeekError, parse_week, week_of
+from web.public.results import data_of
+from web.site import Site
+from web.staff.guard import render, staff_action, staff_page
+from web.staff.session import Session
+
+MAX_REPEATS = 20
+
+
+class FormError(ValueError):
+    pass
+
+
+def _week(raw: object) -> str:
+    try:
+        return parse_week(str(raw or ""))
+    except WeekError as error:
+        raise FormError(str(error)) from None
+
+
+async def _page(request: Request, session: Session, error: str | None = None, status: int = 200) -> Response:
+    site: Site = request.app.state.site
+    lineup = await site.call(site.runtime.record.lineup)
+    return render(request, "staff/operations.html", session, {
+        "nav": "", "error": error, "done": request.query_params.get("done"), "weeks": data_of(site).weeks,
+        "course": load_course(CURRENT_VERSION), "entrants": sorted(lineup.entrants.values(), key=lambda e: e.model),
+        "this_week": week_of(datetime.now(UTC)), "today": date.today().isoformat(),
+    }, status)
+
+
+@staff_page
+async def operations(request: Request, session: Session) -> Response:
+    return await _page(request, session)
+
+
+def _schedule_specs(site: Site, form: FormData, by: str) -> list[dict[str, Any]]:
+    course = load_course(CURRENT_VERSION)
+    model = str(form.get("model", "")).strip()
+    if not model:
+        raise FormError("name the model (or built-in agent) to run")
+    stations = [str(s) for s in form.getlist("station")] or course.codes
+    unknown = [s for s in stations if s not in course.codes]
+    if unknown:
+        raise FormError(f"no station {unknown[0]!r} in course {course.version}")
+    repeats_text = str(form.get("repeats", "1"))
+    if not repeats_text.isdigit() or not 1 <= int(repeats_text) <= MAX_REPEATS:
+        raise FormError(f"repeats must be a whole number from 1 to {MAX_REPEATS}")
+    week = _week(form.get("week"))
+    return [
+        site.runtime.runs.run_spec(station=s, model=model, requested_by=by, week=week, repeat=r)
+        for s in stations for r in range(int(repeats_text))
+    ]
+
+
+def _repeat_specs(site: Site, week: str, by: str) -> list[dict[str, Any]]:
+    """A new attempt for each cell of the week whose newest attempt was cut short (never a result)."""
+    runs = msgspec.json.decode(data_of(site).readmodels.runs_index(week=week))["runs"]
+    newest: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for run in runs:
+        key = (run["model"], run["station"], run["repeat"])
+        if key not in newest or run["attempt"] > newest[key]["attempt"]:
+            newest[key] = run
+    return [
+        site.runtime.runs.run_spec(station=r["station"], model=r["model"], requested_by=by, week=week,
+                                   repeat=r["repeat"], attempt=r["attempt"] + 1, kind=r["kind"])
+        for r in newest.values() if r["status"] == "cut_short"
+    ]
+
+
+@staff_action
+async def schedule(request: Request, session: Session, form: FormData) -> Response:
+    site: Site = request.app.state.site
+    try:
+        if form.get("what") == "repeats":
+            specs = await site.call(_repeat_specs, site, _week(form.get("week")), session.email)
+        else:
+            specs = _schedule_specs(site, form, session.email)
+    except FormError as error:
+        return await _page(request, session, str(error), 400)
+    ids = await site.call(site.runtime.record.schedule_runs, specs)
+    await site.refresh()
+    return RedirectResponse(f"/staff/operations?done=scheduled+{len(ids)}+runs", status_code=303)
+
+
+@staff_action
+async def publish(request: Request, session: Session, form: FormData) -> Response:
+    site: Site = request.app.state.site
+    try:
+        week = _week(form.get("week"))
+        published = await site.call(publish_week, site.runtime.record, data_of(site), week, session.email)
+    except (FormError, UnknownWeekError, PublicationError) as error:
+        return await _page(request, session, str(error), 400)
+    await site.refresh()
+    return RedirectResponse(f"/staff/operations?done=published+{published.week}", status_code=303)
+
+
+def _entrant(form: FormData) -> Entrant:
+    def number(name: str, default: str = "0") -> float:
+        try:
+            return float(str(form.get(name) or default))
+        except ValueError:
+            raise FormError(f"{name.replace('_', ' ')} must be a number") from None
+
+    try:
+        since = date.fromisoformat(str(form.get("since", "")))
+        until = date.fromisoformat(str(form["until"])) if form.get("until") else None
+    except ValueError:
+        raise FormError("dates are written 2026-11-30") from None
+    model, label, route = (str(form.get(k, "")).strip() for k in ("model", "label", "route"))
+    if not model or not label or not route:
+        raise FormError("a line-up entry needs a model name, a label and a route")
+    return Entrant(
+        model=model, label=label, route=route, since=since, until=until,
+        price_in_per_mtok=number("price_in_per_mtok"), price_out_per_mtok=number("price_out_per_mtok"),
+        weekly=form.get("weekly") == "on", repeats=int(number("repeats", "1")),
+    )
+
+
+@staff_action
+async def set_entrant(request: Request, session: Session, form: FormData) -> Response:
+    site: Site = request.app.state.site
+    try:
+        entrant = _entrant(form)
+        await site.call(site.runtime.record.set_entrants, [entrant], by=session.email)
+    except (FormError, LineUpError) as error:
+        return await _page(request, session, str(error), 400)
+    await site.refresh()
+    return RedirectResponse(f"/staff/operations?done=line-up+{entrant.model}", status_code=303)
+
+
+routes = [
+    Route("/operations", operations),
+    Route("/operations/schedule", schedule, methods=["POST"]),
+    Route("/operations/publish", publish, methods=["POST"]),
+    Route("/operations/lineup", set_entrant, methods=["POST"]),
+]
