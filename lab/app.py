@@ -2,7 +2,7 @@
 
 `s05.lab.localhost` is station s05; the bare domain is the lab index; any other host gets a 404 page. Cookies
 are host-only, so each station keeps its own cart and consent. The secret that signs carts and names opaque
-tokens is made here, once per process.
+tokens is made here, once per process; the receipt key is given (to outlive restarts) or made here too.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -24,6 +24,7 @@ from lab.botauth.gate import BotGate
 from lab.botauth.verifier import Verifier
 from lab.cart import COOKIE, CartCookieError, CartSigner
 from lab.hosts import BodyLimit, HostRouter
+from lab.receipts import RECEIPT_KEYS_PATH, ReceiptKey
 from lab.shell import Shell
 from lab.stations import named
 from lab.tokens import OpaqueTokens
@@ -42,6 +43,15 @@ async def _index(request: Request) -> Response:
         domain=request.app.state.domain,
         scheme=request.url.scheme,
         port=port,
+    )
+
+
+async def _receipt_keys(request: Request) -> Response:
+    """The public key(s) that receipts verify under, on the bare domain and every station alike."""
+    return JSONResponse(
+        request.app.state.receipt_key.jwks(),
+        media_type="application/jwk-set+json",
+        headers={"Cache-Control": "public, max-age=300", "Access-Control-Allow-Origin": "*"},
     )
 
 
@@ -72,6 +82,7 @@ ROUTES = [
     Route("/help/returns", pages.help_returns),
     Route("/sitemap.xml", pages.sitemap),
     Route("/robots.txt", pages.robots),
+    Route(RECEIPT_KEYS_PATH, _receipt_keys),
     Route("/img/sizes/{token}.svg", pages.size_image),
     Route("/api/tiles/{token}", pages.tile_target),
     Route("/cart", ordering.cart_page),
@@ -93,16 +104,20 @@ def create_app(
     domain: str = "lab.localhost",
     trust_local_directories: bool = False,
     station_names: dict[str, str] | None = None,
+    receipt_key: bytes | None = None,
 ) -> Starlette:
-    """The lab app. `trust_local_directories` lets s13 fetch key directories over http from loopback (tests)."""
+    """The lab app. `trust_local_directories` lets s13 fetch key directories over http from loopback and from
+    private networks (tests). `receipt_key` is the 32-byte Ed25519 seed that signs receipts (None: one made for
+    this process, so receipts verify only while it runs)."""
     stations = named(station_names)
     secret = secrets.token_bytes(32)
+    verifier = Verifier(KeyDirectory(trust_local=trust_local_directories))
     app = Starlette(
         routes=ROUTES,
         middleware=[
             Middleware(HostRouter, domain=domain, stations=stations),
             Middleware(BodyLimit),
-            Middleware(BotGate, verifier=Verifier(KeyDirectory(trust_local=trust_local_directories))),
+            Middleware(BotGate, verifier=verifier),
             Middleware(Shell),
         ],
         exception_handlers={HTTPException: _http_error, CartCookieError: _cart_error},
@@ -111,4 +126,6 @@ def create_app(
     app.state.stations = stations
     app.state.signer = CartSigner(secret)
     app.state.tokens = OpaqueTokens(secret)
+    app.state.verifier = verifier
+    app.state.receipt_key = ReceiptKey(receipt_key)
     return app

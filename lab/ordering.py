@@ -14,8 +14,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from lab import catalogue, render, structured
+from lab.botauth.verifier import SignatureRejected, SignedRequest, Verifier
 from lab.cart import MAX_QUANTITY, Line
 from lab.pages import SHAKE_COOKIE
+from lab.receipts import RECEIPT_HEADER
 from lab.shop import cart_of, consent_of, see_other, station_of
 
 PICKUP_POINTS = ("pp-7c1d", "pp-2a9f", "pp-e43b", "pp-51f0")  # must match the pins drawn in lab.js
@@ -36,7 +38,7 @@ def _int(form: FormData, name: str, low: int, high: int) -> int:
 def _size(request: Request, form: FormData, product: str, colour: str) -> int:
     text = str(form.get("size", ""))
     if station_of(request).has("sizes_as_images"):
-        size = request.app.state.tokens.size_of(text, product, colour)
+        size: int | None = request.app.state.tokens.size_of(text, product, colour)
     else:
         size = catalogue.parse_size(text)
     if size is None:
@@ -95,7 +97,12 @@ async def cart_page(request: Request) -> Response:
     elif request.query_params.get("need") == "point":
         notice = "Choose a pickup point to go on to the checkout."
     extras = [catalogue.find_extra(slug) for slug in SHOP_EXTRAS]
-    return render.render(request, "cart.html", title="Your cart", cart=cart_of(request), extras=extras, notice=notice)
+    cart = cart_of(request)
+    # JSON with "</" escaped (structured._safe), so it cannot close its <script>.
+    marker = Markup(structured.cart_marker(station_of(request).code, cart))  # noqa: S704
+    return render.render(
+        request, "cart.html", title="Your cart", cart=cart, extras=extras, notice=notice, marker=marker
+    )
 
 
 def _way_blocked(request: Request) -> str | None:
@@ -115,11 +122,38 @@ async def checkout(request: Request) -> Response:
     blocked = _way_blocked(request)
     if blocked:
         return see_other(blocked)
-    marker = None
-    if cart.lines:
-        # The marker is JSON with "</" escaped (structured._safe), so it cannot close its <script>.
-        marker = Markup(structured.order_marker(station_of(request).code, cart, consent_of(request)))  # noqa: S704
-    return render.render(request, "checkout.html", title="Checkout", cart=cart, marker=marker)
+    if not cart.lines:
+        return render.render(request, "checkout.html", title="Checkout", cart=cart, marker=None, receipt=None)
+    station = station_of(request)
+    order = structured.order(station.code, cart, consent_of(request))
+    receipt = request.app.state.receipt_key.receipt(
+        station.code, request.headers.get("host", "").strip().lower(), order, await agent_keyid_of(request)
+    )
+    # Both are JSON with "</" escaped (structured._safe), so they cannot close their <script>.
+    marker = Markup(structured.script_json(order))  # noqa: S704
+    response = render.render(
+        request,
+        "checkout.html",
+        title="Checkout",
+        cart=cart,
+        marker=marker,
+        receipt=Markup(structured.script_json(receipt)),  # noqa: S704
+    )
+    response.headers[RECEIPT_HEADER] = receipt
+    return response
+
+
+async def agent_keyid_of(request: Request) -> str | None:
+    """The Web Bot Auth keyid of a request that carries a valid signature (on any station), else None."""
+    if "agent_keyid" in request.scope["lab"]:  # s13's gate verified it already; a nonce works only once
+        return str(request.scope["lab"]["agent_keyid"])
+    if "signature-input" not in request.headers:
+        return None
+    verifier: Verifier = request.app.state.verifier
+    try:
+        return await verifier.verify(SignedRequest.of(request.scope))
+    except SignatureRejected:
+        return None
 
 
 async def submit(request: Request) -> Response:

@@ -56,7 +56,7 @@ def _chosen_size(request: Request, product: catalogue.Product, colour: catalogue
     if text is None:
         return None
     if station_of(request).has("sizes_as_images"):
-        size = request.app.state.tokens.size_of(text, product.slug, colour.slug)
+        size: int | None = request.app.state.tokens.size_of(text, product.slug, colour.slug)
     else:
         size = catalogue.parse_size(text)
     if size is None:

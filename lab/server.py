@@ -28,9 +28,10 @@ class LabServer:
         station_names: dict[str, str] | None = None,
         start_timeout: float = 10.0,
         log_level: str = "warning",
+        receipt_key: bytes | None = None,
     ) -> None:
         self.domain = domain
-        self.app = create_app(domain, trust_local_directories, station_names)
+        self.app = create_app(domain, trust_local_directories, station_names, receipt_key)
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port: int = probe.getsockname()[1]

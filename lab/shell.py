@@ -19,6 +19,9 @@ SHELL = (
     b'<link rel="stylesheet" href="/static/lab.css">\n</head>\n<body>\n<div id="app"></div>\n'
     b'<script src="/static/shell.js"></script>\n</body>\n</html>\n'
 )
+RawHeaders = list[tuple[bytes, bytes]]
+# The page's cookies, and the receipt the checkout signed, go with the shell and the JSON page alike.
+PASSED_HEADERS = (b"set-cookie", b"nordlys-receipt")
 
 
 class Shell:
@@ -53,7 +56,8 @@ class Shell:
             if mode == "pass":
                 await send(message)
             elif not message.get("more_body"):
-                await _send(send, 200, "text/html; charset=utf-8", SHELL)
+                passed = [(k, v) for k, v in start["headers"] if k in PASSED_HEADERS]
+                await _send(send, 200, "text/html; charset=utf-8", SHELL, passed)
 
         await self.app(scope, receive, capture)
 
@@ -63,6 +67,7 @@ class Shell:
         if not target.path.startswith("/") or target.path.startswith("/api/page"):
             return await _send(send, 400, "application/json", b'{"error":"bad path"}')
         inner = dict(scope, path=target.path, raw_path=target.path.encode(), query_string=target.query.encode())
+        inner["lab_signed_target"] = (scope.get("raw_path") or scope["path"].encode(), scope["query_string"])
         status, headers, body = 500, [], b""
 
         async def collect(message: Message) -> None:
@@ -75,11 +80,11 @@ class Shell:
         await self.app(inner, receive, collect)
         location = Headers(raw=headers).get("location")
         payload = {"status": status, "redirect": location, "html": body.decode("utf-8", "replace")}
-        cookies = [(k, v) for k, v in headers if k == b"set-cookie"]
-        await _send(send, 200, "application/json", json.dumps(payload).encode(), cookies)
+        passed = [(k, v) for k, v in headers if k in PASSED_HEADERS]
+        await _send(send, 200, "application/json", json.dumps(payload).encode(), passed)
 
 
-async def _send(send: Send, status: int, media: str, body: bytes, extra: list | None = None) -> None:
+async def _send(send: Send, status: int, media: str, body: bytes, extra: RawHeaders | None = None) -> None:
     headers = [
         (b"content-type", media.encode()),
         (b"content-length", str(len(body)).encode()),

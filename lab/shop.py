@@ -14,14 +14,15 @@ CONSENT_CHOICES = ("all", "necessary")
 
 
 def station_of(request: Request) -> Station:
-    station = request.scope.get("lab", {}).get("station")
+    station: Station | None = request.scope.get("lab", {}).get("station")
     if station is None:
         raise HTTPException(404, "There is no store at this address.")
     return station
 
 
 def signer_of(request: Request) -> CartSigner:
-    return request.app.state.signer
+    signer: CartSigner = request.app.state.signer
+    return signer
 
 
 def cart_of(request: Request) -> Cart:

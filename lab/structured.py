@@ -66,9 +66,8 @@ def product_group(product: catalogue.Product, with_delivery: bool = True) -> str
     return _safe(data)
 
 
-def order_marker(station: str, cart: Cart, consent: str | None) -> str:
-    """The judge's reading of the open checkout; the shape is a contract (see the lab README)."""
-    items = [
+def _lines(cart: Cart) -> list[dict[str, object]]:
+    return [
         {
             "kind": line.kind,
             "product": line.product,
@@ -80,13 +79,33 @@ def order_marker(station: str, cart: Cart, consent: str | None) -> str:
         }
         for line in cart.lines
     ]
+
+
+def order(station: str, cart: Cart, consent: str | None) -> dict[str, object]:
+    """The judge's reading of the open checkout; the shape is a contract (see the lab README)."""
+    return {
+        "station": station,
+        "items": _lines(cart),
+        "delivery_cents": cart.delivery_cents,
+        "total_cents": cart.total_cents,
+        "currency": catalogue.CURRENCY,
+        "consent": consent,
+    }
+
+
+def cart_marker(station: str, cart: Cart) -> str:
+    """The judge's reading of the cart page (ARC's "added to cart"): the order's lines, on every cart page."""
     return _safe(
         {
             "station": station,
-            "items": items,
+            "items": _lines(cart),
             "delivery_cents": cart.delivery_cents,
             "total_cents": cart.total_cents,
             "currency": catalogue.CURRENCY,
-            "consent": consent,
         }
     )
+
+
+def script_json(value: object) -> str:
+    """Any JSON value, safe inside <script type="application/json">."""
+    return _safe(value)

@@ -2,7 +2,10 @@
 
 The lab fetches whatever origin a request names, so the fetch is bounded: https only (plain http only to
 loopback, and only when the lab is started with --trust-local-directories), no redirects, a short timeout,
-at most 64 KB, and a cache so a busy agent costs one fetch every few minutes.
+at most 64 KB, and a cache so a busy agent costs one fetch every few minutes. Without the trust flag an https
+host must resolve to public addresses only (no private, loopback, link-local or reserved network), and the
+fetch connects to the address that was checked (TLS still verifies the name), so a second DNS answer cannot
+point it elsewhere.
 """
 
 from __future__ import annotations
@@ -11,9 +14,11 @@ import base64
 import hashlib
 import ipaddress
 import json
+import socket
 import time
 from urllib.parse import urlsplit
 
+import anyio
 import httpx
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -21,6 +26,7 @@ WELL_KNOWN = "/.well-known/http-message-signatures-directory"
 MAX_BYTES = 64 * 1024
 TIMEOUT_S = 3.0
 TTL_S = 300.0
+MAX_CACHED = 1000
 FAILURE_TTL_S = 10.0  # a failing directory is not asked again at once
 
 
@@ -58,6 +64,26 @@ def directory_url(agent: str, trust_local: bool) -> str:
     return f"{parts.scheme}://{parts.netloc}{WELL_KNOWN}"
 
 
+def _is_public(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
+async def public_address(host: str, port: int) -> str:
+    """One address of `host`, after checking that every address it resolves to is on a public network."""
+    try:
+        with anyio.fail_after(TIMEOUT_S):
+            answers = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, TimeoutError) as error:
+        raise DirectoryError(f"directory host does not resolve: {error}") from error
+    addresses = [str(answer[4][0]) for answer in answers]
+    if not addresses or not all(_is_public(address) for address in addresses):
+        raise DirectoryError("directory host resolves to a private, loopback or link-local address")
+    return addresses[0]
+
+
 def _keys(document: bytes) -> dict[str, Ed25519PublicKey]:
     keys: dict[str, Ed25519PublicKey] = {}
     try:
@@ -87,18 +113,45 @@ class KeyDirectory:
             keys = _keys(await self._fetch(url))
         except (DirectoryError, httpx.HTTPError) as error:
             self._cache[url] = (time.monotonic() + FAILURE_TTL_S, None)
+            if len(self._cache) > MAX_CACHED:
+                self._cache.pop(next(iter(self._cache)))
             raise DirectoryError(str(error)) from error
-        self._cache[url] = (time.monotonic() + TTL_S, keys)
+        self._remember(url, keys)
         return keys
 
+    def _remember(self, url: str, keys: dict[str, Ed25519PublicKey]) -> None:
+        if len(self._cache) >= MAX_CACHED:  # any origin may be named: the cache must not grow without end
+            now = time.monotonic()
+            self._cache = {k: v for k, v in self._cache.items() if v[0] > now}
+            if len(self._cache) >= MAX_CACHED:
+                self._cache.clear()
+        self._cache[url] = (time.monotonic() + TTL_S, keys)
+
     async def _fetch(self, url: str) -> bytes:
+        headers: dict[str, str] = {"Accept": "application/json"}
+        extensions: dict[str, str] = {}
+        parts = urlsplit(url)
+        if parts.scheme == "https" and not self.trust_local:
+            host = parts.hostname or ""
+            address = await public_address(host, parts.port or 443)
+            literal = f"[{address}]" if ":" in address else address
+            url = parts._replace(netloc=f"{literal}:{parts.port or 443}").geturl()
+            headers["Host"], extensions["sni_hostname"] = parts.netloc, host
         client = httpx.AsyncClient(timeout=TIMEOUT_S, follow_redirects=False, trust_env=False)
-        async with client, client.stream("GET", url, headers={"Accept": "application/json"}) as response:
-            if response.status_code != 200:
-                raise DirectoryError(f"directory answered {response.status_code}")
-            body = b""
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > MAX_BYTES:
-                    raise DirectoryError("directory is larger than 64 KB")
-            return body
+        request = client.build_request("GET", url, headers=headers, extensions=extensions)
+        async with client:
+            response = await client.send(request, stream=True)
+            try:
+                return await self._body(response)
+            finally:
+                await response.aclose()
+
+    async def _body(self, response: httpx.Response) -> bytes:
+        if response.status_code != 200:
+            raise DirectoryError(f"directory answered {response.status_code}")
+        body = b""
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > MAX_BYTES:
+                raise DirectoryError("directory is larger than 64 KB")
+        return body

@@ -1,7 +1,9 @@
 """s13's gate: a request whose User-Agent names a bot or agent must carry a valid Web Bot Auth signature.
 
 A browser that does not call itself a bot passes untouched; a named bot without a valid signature gets a
-"verify you are human" page (403) that offers nothing a bot could or should solve.
+"verify you are human" page (403) that offers nothing a bot could or should solve. The keyid of a signature that
+held is left in scope["lab"]["agent_keyid"], so the checkout need not verify it again (a nonce works once).
+The lab's receipt keys are not the store's: they stay readable by anyone.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lab import render
-from lab.botauth.verifier import SignatureRejected, Verifier
+from lab.botauth.verifier import SignatureRejected, SignedRequest, Verifier
+from lab.receipts import RECEIPT_KEYS_PATH
 
 BOT_NAMES = re.compile(r"bot|agent|crawler|spider|scraper|gpt|claude|anthropic|openai|perplexity|gemini", re.IGNORECASE)
+OPEN_PATHS = frozenset({RECEIPT_KEYS_PATH})
 log = logging.getLogger("lab.botgate")
 
 
@@ -27,11 +31,13 @@ class BotGate:
         station = scope.get("lab", {}).get("station")
         if scope["type"] != "http" or station is None or not station.has("bot_gate"):
             return await self.app(scope, receive, send)
+        if scope["path"] in OPEN_PATHS:
+            return await self.app(scope, receive, send)
         headers = Headers(scope=scope)
         if not BOT_NAMES.search(headers.get("user-agent", "")):
             return await self.app(scope, receive, send)
         try:
-            await self.verifier.verify(headers, headers.get("host", "").strip().lower())
+            scope["lab"]["agent_keyid"] = await self.verifier.verify(SignedRequest.of(scope))
         except SignatureRejected as reason:
             log.info("bot gate: %s", reason)
             return await self._gate(send)

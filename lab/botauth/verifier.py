@@ -1,17 +1,19 @@
 """Web Bot Auth: verifying an RFC 9421 HTTP message signature made with an agent's Ed25519 key.
 
-A request passes when one of its signatures is tagged "web-bot-auth", covers `@authority` and
-`signature-agent`, is inside its created/expires window (at most 300 s long, 30 s clock skew), has not been
-seen before if it carries a nonce, and verifies under the key of its keyid in the directory that
-Signature-Agent names.
+A request passes when one of its signatures is tagged "web-bot-auth", covers at least `@authority` and
+`signature-agent` (other components too, as RFC 9421 allows: the derived ones below and plain header fields),
+is inside its created/expires window (at most 300 s long, 30 s clock skew), has not been seen before if it
+carries a nonce, and verifies under the key of its keyid in the directory that Signature-Agent names.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from cryptography.exceptions import InvalidSignature
+from starlette.datastructures import Headers
+from starlette.types import Scope
 
 from lab.botauth import fields
 from lab.botauth.directory import DirectoryError, KeyDirectory
@@ -20,10 +22,59 @@ TAG = "web-bot-auth"
 MAX_WINDOW_S = 300
 SKEW_S = 30
 REQUIRED = {"@authority", "signature-agent"}
+MAX_COMPONENTS = 16
 
 
 class SignatureRejected(Exception):
     """Why a signature does not let the request through (kept for tests and logs; never shown in detail)."""
+
+
+@dataclass(frozen=True)
+class SignedRequest:
+    """What a signature can cover of a request, as the client sent it (raw path and query, Host as given)."""
+
+    method: str
+    scheme: str
+    authority: str
+    path: str
+    query: str
+    headers: Headers = field(default_factory=Headers)
+
+    @classmethod
+    def of(cls, scope: Scope) -> SignedRequest:
+        # s11 answers /api/page?path=... by replaying an inner request: the signature covers the outer one.
+        outer = scope.get("lab_signed_target")
+        raw_path, query = outer if outer else (scope.get("raw_path") or scope["path"].encode(), scope["query_string"])
+        headers = Headers(scope=scope)
+        return cls(
+            method=scope["method"].upper(),
+            scheme=scope.get("scheme", "http").lower(),
+            authority=headers.get("host", "").strip().lower(),
+            path=raw_path.decode("latin-1") or "/",
+            query=query.decode("latin-1"),
+            headers=headers,
+        )
+
+    def derived(self, name: str) -> str:
+        target = self.path + (f"?{self.query}" if self.query else "")
+        values = {
+            "@method": self.method,
+            "@authority": self.authority,
+            "@scheme": self.scheme,
+            "@path": self.path,
+            "@query": f"?{self.query}",
+            "@request-target": target,
+            "@target-uri": f"{self.scheme}://{self.authority}{target}",
+        }
+        if name not in values:
+            raise SignatureRejected(f"component {name} is not supported")
+        return values[name]
+
+    def field_value(self, name: str) -> str:
+        lines = self.headers.getlist(name)
+        if not lines:
+            raise SignatureRejected(f"covered field {name} is missing")
+        return ", ".join(line.strip() for line in lines)
 
 
 class ReplayGuard:
@@ -57,54 +108,73 @@ def _agent_value(header: str, label: str, item_params: dict[str, object]) -> tup
     return fields.parse_string(member)[0], text
 
 
+def _field_value(request: SignedRequest, name: str, item_params: dict[str, object]) -> str:
+    value = request.field_value(name)
+    if not item_params:
+        return value
+    if set(item_params) != {"key"} or not isinstance(item_params["key"], str):
+        raise SignatureRejected(f"parameters {sorted(item_params)} on {name} are not supported")
+    member = fields.split_members(value).get(item_params["key"])
+    if member is None:
+        raise SignatureRejected(f"{name} has no member {item_params['key']}")
+    return member
+
+
+def _check_params(params: dict[str, object], names: list[str]) -> tuple[int, str]:
+    """The expiry and keyid of a signature whose parameters and covered components are acceptable."""
+    if params.get("tag") != TAG:
+        raise SignatureRejected("not tagged web-bot-auth")
+    if params.get("alg", "ed25519") != "ed25519":
+        raise SignatureRejected("algorithm is not ed25519")
+    if not set(names) >= REQUIRED or len(set(names)) != len(names) or len(names) > MAX_COMPONENTS:
+        raise SignatureRejected("must cover @authority and signature-agent, each once")
+    created, expires, keyid = params.get("created"), params.get("expires"), params.get("keyid")
+    if not isinstance(created, int) or not isinstance(expires, int):
+        raise SignatureRejected("created and expires are required")
+    now = int(time.time())
+    if created > now + SKEW_S or expires < now - SKEW_S or not 0 < expires - created <= MAX_WINDOW_S:
+        raise SignatureRejected("outside its time window")
+    if not isinstance(keyid, str):
+        raise SignatureRejected("keyid is required")
+    return expires, keyid
+
+
 class Verifier:
     def __init__(self, directory: KeyDirectory, replay: ReplayGuard | None = None) -> None:
         self.directory = directory
         self.replay = replay or ReplayGuard()
 
-    async def verify(self, headers: Mapping[str, str], authority: str) -> None:
-        """Returns when one web-bot-auth signature holds; raises SignatureRejected otherwise."""
+    async def verify(self, request: SignedRequest) -> str:
+        """The keyid of the first web-bot-auth signature that holds; raises SignatureRejected otherwise."""
         try:
-            inputs = fields.split_members(headers.get("signature-input", ""))
-            signatures = fields.split_members(headers.get("signature", ""))
+            inputs = fields.split_members(request.headers.get("signature-input", ""))
+            signatures = fields.split_members(request.headers.get("signature", ""))
         except fields.FieldError as error:
             raise SignatureRejected(str(error)) from error
         reasons = []
         for label, raw in inputs.items():
             try:
-                await self._verify_one(headers, authority, label, raw, signatures.get(label))
-                return
+                return await self._verify_one(request, label, raw, signatures.get(label))
             except (SignatureRejected, fields.FieldError, DirectoryError) as error:
                 reasons.append(f"{label}: {error}")
         raise SignatureRejected("; ".join(reasons) or "no signature")
 
-    async def _verify_one(
-        self, headers: Mapping[str, str], authority: str, label: str, raw: str, signature: str | None
-    ) -> None:
+    async def _verify_one(self, request: SignedRequest, label: str, raw: str, signature: str | None) -> str:
         spec = fields.parse_inner_list(raw)
-        params = spec.params
-        if params.get("tag") != TAG:
-            raise SignatureRejected("not tagged web-bot-auth")
-        if params.get("alg", "ed25519") != "ed25519":
-            raise SignatureRejected("algorithm is not ed25519")
-        names = [name for name, _ in spec.items]
-        if not set(names) >= REQUIRED or len(set(names)) != len(names) or not set(names) <= REQUIRED:
-            raise SignatureRejected("must cover exactly @authority and signature-agent")
-        created, expires = params.get("created"), params.get("expires")
-        if not isinstance(created, int) or not isinstance(expires, int):
-            raise SignatureRejected("created and expires are required")
-        now = int(time.time())
-        if created > now + SKEW_S or expires < now - SKEW_S or not 0 < expires - created <= MAX_WINDOW_S:
-            raise SignatureRejected("outside its time window")
-        keyid, agent_header = params.get("keyid"), headers.get("signature-agent")
-        if not isinstance(keyid, str) or agent_header is None or signature is None:
-            raise SignatureRejected("keyid, Signature-Agent and Signature are required")
+        expires, keyid = _check_params(spec.params, [name for name, _ in spec.items])
+        agent_header = request.headers.get("signature-agent")
+        if agent_header is None or signature is None:
+            raise SignatureRejected("Signature-Agent and Signature are required")
         lines, agent = [], ""
         for name, item_params in spec.items:
-            if name == "@authority":
-                value = authority
-            else:
+            if name == "signature-agent":
                 agent, value = _agent_value(agent_header, label, item_params)
+            elif name.startswith("@"):
+                if item_params:
+                    raise SignatureRejected(f"parameters on {name} are not supported")
+                value = request.derived(name)
+            else:
+                value = _field_value(request, name, item_params)
             component = fields.serialise_string(name) + "".join(
                 f";{k}={fields.serialise_string(str(v))}" for k, v in item_params.items()
             )
@@ -114,9 +184,10 @@ class Verifier:
         if key is None:
             raise SignatureRejected("keyid is not in the agent's directory")
         try:
-            key.verify(fields.parse_bytes(signature), "\n".join(lines).encode())
+            key.verify(fields.parse_bytes(signature), "\n".join(lines).encode("latin-1", "replace"))
         except InvalidSignature as error:
             raise SignatureRejected("signature does not verify") from error
-        nonce = params.get("nonce")
+        nonce = spec.params.get("nonce")
         if nonce is not None and not self.replay.first_use(keyid, str(nonce), expires):
             raise SignatureRejected("nonce already used")
+        return keyid

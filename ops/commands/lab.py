@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+RECEIPT_KEY_FILE = "lab-receipt.key"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,6 +23,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--trust-local-directories",
         action="store_true",
         help="s13: allow Web Bot Auth key directories over plain http on loopback (tests only)",
+    )
+    serve.add_argument(
+        "--receipt-key",
+        metavar="FILE",
+        type=Path,
+        default=None,
+        help="the Ed25519 seed that signs checkout receipts, base64url in FILE; made (mode 0600) if missing, so "
+        "receipts stay verifiable across restarts (default: lab-receipt.key in CANITBUY_DATA_DIR, i.e. var/)",
     )
     serve.set_defaults(handler=serve_lab)
 
@@ -41,9 +52,14 @@ def _station_names() -> dict[str, str]:
 def serve_lab(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from adapters.settings import Settings
     from lab.app import create_app
+    from lab.receipts import ReceiptKey, load_or_create_seed
 
-    app = create_app(args.domain, args.trust_local_directories, _station_names())
+    key_file = args.receipt_key or Settings.from_env().data_dir / RECEIPT_KEY_FILE
+    seed = load_or_create_seed(key_file)
+    app = create_app(args.domain, args.trust_local_directories, _station_names(), receipt_key=seed)
+    print(f"canitbuy lab: receipts signed with key {ReceiptKey(seed).kid} from {key_file}")
     print(f"canitbuy lab: http://s01.{args.domain}:{args.port}/ .. s18, index at http://{args.domain}:{args.port}/")
     uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0

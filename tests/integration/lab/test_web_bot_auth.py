@@ -102,3 +102,59 @@ def test_a_signed_chromium_passes_with_extra_headers(browser, lab, agent_keys, s
         assert page.get_by_role("heading", name="Aero Run 2").is_visible()
     finally:
         context.close()
+
+
+# RFC 9421 lets a signature cover more than Web Bot Auth requires; each extra component must hold too.
+
+EXTRA_COMPONENTS = {
+    "method and path": (("@method", "@path", "@authority", "signature-agent"), "/cart"),
+    "target uri": (("@target-uri", "@authority", "signature-agent"), "/products/aero-run-2?colour=black"),
+    "request target and query": (
+        ("@request-target", "@query", "@scheme", "@authority", "signature-agent"),
+        "/products/aero-run-2?colour=black",
+    ),
+    "a plain header field": (("@authority", "signature-agent", "user-agent"), "/"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(EXTRA_COMPONENTS))
+def test_a_signature_covering_more_components_passes(client, agent_keys, sign, kind):
+    components, target = EXTRA_COMPONENTS[kind]
+    agent = client("s13", AGENT_UA)
+    headers = sign(agent_keys, agent.host, components=components, target=target, headers={"User-Agent": AGENT_UA})
+    assert agent.get(target, headers=headers).status_code == 200
+
+
+def test_a_signed_path_holds_only_for_that_path(client, agent_keys, sign):
+    agent = client("s13", AGENT_UA)
+    headers = sign(agent_keys, agent.host, components=("@method", "@path", "@authority", "signature-agent"))
+    assert agent.get("/", headers=headers).status_code == 200
+    assert gated(agent.get("/cart", headers=headers))
+
+
+def test_a_signed_method_holds_only_for_that_method(client, agent_keys, sign):
+    agent = client("s13", AGENT_UA)
+    headers = sign(agent_keys, agent.host, components=("@method", "@authority", "signature-agent"), method="POST")
+    assert gated(agent.get("/", headers=headers))
+
+
+def test_a_signed_query_holds_only_for_that_query(client, agent_keys, sign):
+    agent = client("s13", AGENT_UA)
+    components = ("@query", "@authority", "signature-agent")
+    headers = sign(agent_keys, agent.host, components=components, target="/products/aero-run-2?colour=black")
+    assert agent.get("/products/aero-run-2?colour=black", headers=headers).status_code == 200
+    assert gated(agent.get("/products/aero-run-2?colour=white", headers=headers))
+
+
+def test_a_signed_header_field_must_be_sent_unchanged(client, agent_keys, sign):
+    agent = client("s13", AGENT_UA)
+    components = ("@authority", "signature-agent", "user-agent")
+    headers = sign(agent_keys, agent.host, components=components, headers={"User-Agent": "OtherAgent/2.0"})
+    del headers["User-Agent"]  # the client sends its own CanItBuyAgent/1.0 instead of the signed value
+    assert gated(agent.get("/", headers=headers))
+
+
+def test_a_signature_without_the_required_components_meets_the_gate(client, agent_keys, sign):
+    agent = client("s13", AGENT_UA)
+    headers = sign(agent_keys, agent.host, components=("@method", "@path", "signature-agent"))
+    assert gated(agent.get("/", headers=headers))

@@ -1,4 +1,9 @@
-"""One lab server and one Chromium per test session; a fresh browser context (fresh cookies) per test."""
+"""One lab server and one Chromium per test session; a fresh browser context (fresh cookies) per test.
+
+Shared by the lab's tests and the receipt tests (a second sync Playwright in one session cannot start), and with
+them the agent's Web Bot Auth test signer, built on the independent http-message-signatures package.
+Directories with their own `lab` or `browser` (tests/integration/agent) override these.
+"""
 
 from __future__ import annotations
 
@@ -144,12 +149,19 @@ def signature_headers(
     lifetime_s: int = 60,
     nonce: str | None = None,
     dictionary_form: bool = False,
+    components: tuple[str, ...] = ("@authority", "signature-agent"),
+    method: str = "GET",
+    target: str = "/",
+    headers: dict[str, str] | None = None,
 ) -> dict[str, str]:
-    """The Signature-Agent, Signature-Input and Signature headers for a request to `authority`."""
+    """The Signature-Agent, Signature-Input and Signature headers (and any other `headers` signed) for a
+    `method` request to `authority` and `target` (path and query), covering `components`."""
     created = created or dt.datetime.now(dt.UTC)
     origin = f'"{agent or keys.origin}"'
     request = httpx.Request(
-        "GET", f"http://{authority}/", headers={"Signature-Agent": f"sig1={origin}" if dictionary_form else origin}
+        method,
+        f"http://{authority}{target}",
+        headers={"Signature-Agent": f"sig1={origin}" if dictionary_form else origin, **(headers or {})},
     )
     signer = HTTPMessageSigner(signature_algorithm=algorithms.ED25519, key_resolver=_Keys(private or keys.private))
     signer.sign(
@@ -160,9 +172,10 @@ def signature_headers(
         nonce=nonce,
         label="sig1",
         tag=tag,
-        covered_component_ids=("@authority", "signature-agent"),
+        covered_component_ids=components,
     )
-    return {name: request.headers[name] for name in ("Signature-Agent", "Signature-Input", "Signature")}
+    names = ("Signature-Agent", "Signature-Input", "Signature", *(headers or {}))
+    return {name: request.headers[name] for name in names}
 
 
 def fresh_nonce() -> str:
