@@ -5,8 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
 
+from eventsourcing.postgres import PostgresApplicationRecorder
+from psycopg import sql
+from psycopg.rows import tuple_row
+
 from adapters.settings import Settings
-from domain.record import Clock, Record, utc_now
+from domain.record import Clock, Notification, Record, utc_now
 
 
 class StoreConfigError(ValueError):
@@ -48,8 +52,44 @@ def postgres_env(url: str) -> dict[str, str]:
     return env
 
 
+class PostgresLogSource:
+    """The notification log read straight from the events table as plain tuples.
+
+    The recorder's `select_notifications` builds a dict row, a Notification and a UUID for every event; a
+    replay spent about a quarter of its time on that. Same rows, same order, same bytes.
+    """
+
+    def __init__(self, recorder: PostgresApplicationRecorder) -> None:
+        self.datastore = recorder.datastore
+        table = sql.SQL("{}.{}").format(
+            sql.Identifier(self.datastore.schema), sql.Identifier(recorder.events_table_name)
+        )
+        columns = sql.SQL(
+            "SELECT notification_id, originator_id::text, originator_version, topic, state FROM {} "
+            "WHERE notification_id > %s"
+        ).format(table)
+        order = sql.SQL(" ORDER BY notification_id LIMIT %s")
+        self._open = columns + order
+        self._bounded = columns + sql.SQL(" AND notification_id <= %s") + order
+
+    def notifications(self, after: int, limit: int, stop: int | None) -> list[Notification]:
+        with self.datastore.get_connection() as conn, conn.cursor(row_factory=tuple_row) as cursor:
+            if stop is None:
+                cursor.execute(self._open, (after, limit), prepare=True)
+            else:
+                cursor.execute(self._bounded, (after, stop, limit), prepare=True)
+            return cursor.fetchall()
+
+
+def use_fast_log(record: Record) -> Record:
+    """Read the log with PostgresLogSource when the record is on PostgreSQL."""
+    if isinstance(record.recorder, PostgresApplicationRecorder):
+        record.log_source = PostgresLogSource(record.recorder)
+    return record
+
+
 def open_record(settings: Settings, clock: Clock = utc_now) -> Record:
     """The record, with course 2.1 released on first start."""
-    record = Record(env=record_env(settings), clock=clock)
+    record = use_fast_log(Record(env=record_env(settings), clock=clock))
     record.ensure_course_released("2.1")
     return record

@@ -14,6 +14,7 @@ from adapters.sqldb import Tx
 from domain.facts import CorrectionFact, PublicationFact, ReleaseFact, RunFact, WeekFacts
 from domain.projections.documents import NoCourseError, week_documents
 from domain.projections.fold import ALL, LogState
+from domain.projections.repeats import repeats_bytes
 from domain.schema import Envelope
 from domain.weeks import WeekError
 
@@ -29,6 +30,17 @@ _release = msgspec.json.Decoder(ReleaseFact).decode
 _publication = msgspec.json.Decoder(PublicationFact).decode
 
 
+def _documents_row(facts: WeekFacts) -> tuple[str | None, str | None, str | None, str | None]:
+    """(course_version, ranking, matrix, repeats) of a week; all None when no course is released or the week
+    is malformed."""
+    try:
+        docs = week_documents(facts)
+        repeats = repeats_bytes(facts)
+    except (NoCourseError, WeekError):
+        return None, None, None, None
+    return docs.course_version, docs.ranking.decode(), docs.matrix.decode(), repeats.decode()
+
+
 def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
     for i in range(0, len(items), _CHUNK):
         yield items[i:i + _CHUNK]
@@ -39,8 +51,11 @@ class Tables:
         self.tx = tx
 
     def clear(self) -> None:
+        """Empty every read model; the tracking row stays (at 0), so a projector holding its lock keeps it."""
         for table in _TABLES:
-            self.tx.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed names
+            if table != "rm_tracking":
+                self.tx.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed names
+        self.tx.execute("UPDATE rm_tracking SET position = 0, global_position = 0 WHERE name = 'record'")
 
     def lock_tracking(self) -> int:
         """The position applied so far, locked until the transaction ends, so two projectors never apply
@@ -76,7 +91,8 @@ class Tables:
                 c = _correction(fact)
                 state.corrections[c.correction_id] = c
         for chunk in _chunks(sorted(weeks)):
-            state.week_ids.update(self._select("SELECT record_id, week FROM rm_week_ids WHERE record_id IN", chunk))
+            rows = self._select("SELECT record_id, week FROM rm_week_ids WHERE record_id IN", chunk)
+            state.week_ids.update((str(r[0]), str(r[1])) for r in rows)
         state.position, state.global_position = self.tracking()
 
     def _select(self, sql: str, keys: Sequence[str]) -> list[tuple[str, ...]]:
@@ -136,17 +152,44 @@ class Tables:
             (state.position, state.global_position),
         )
 
+    def write_all(self, state: LogState) -> None:
+        """Write a whole folded log into emptied tables at once (COPY on PostgreSQL), every week's documents
+        computed once: what a rebuild does instead of a page at a time."""
+        tx = self.tx
+        tx.copy("rm_runs", ("run_id", "week", "model", "station", "public", "fact"), (
+            (r.run_id, r.week, r.model, r.station, int(r.org is None), _encode(r).decode())
+            for r in sorted(state.runs.values(), key=lambda r: r.run_id)
+        ))
+        tx.copy("rm_corrections", ("correction_id", "week", "position", "fact"), (
+            (c.correction_id, c.week, c.position, _encode(c).decode()) for c in state.corrections.values()
+        ))
+        tx.copy("rm_releases", ("version", "fact"), ((r.version, _encode(r).decode()) for r in state.releases.values()))
+        tx.copy("rm_labels", ("model", "label"), sorted(state.labels.items()))
+        tx.copy("rm_week_ids", ("record_id", "week"), sorted(state.week_ids.items()))
+        tx.copy("rm_publications", ("event_position", "week", "fact"), (
+            (p.event_position, p.week, _encode(p).decode()) for p in state.publications
+        ))
+        tx.copy("rm_weeks", ("week", "position", "course_version", "ranking", "matrix", "repeats"), (
+            (facts.week, week_position, *_documents_row(facts))
+            for facts, week_position in (
+                (f, state.week_positions[f.week]) for f in state.every_week_facts()
+            )
+        ))
+        tx.execute(
+            "UPDATE rm_tracking SET position = ?, global_position = ? WHERE name = 'record'",
+            (state.position, state.global_position),
+        )
+
     def refresh_weeks(self, touched: set[str]) -> None:
         """Recompute the documents of the touched weeks (every week after a course or line-up change)."""
         weeks = {r[0] for r in self.tx.fetchall("SELECT week FROM rm_weeks")} if ALL in touched else touched
         for week in sorted(weeks - {ALL}):
-            try:
-                docs = week_documents(self.week_facts(week))
-            except (NoCourseError, WeekError):
+            row = _documents_row(self.week_facts(week))
+            if row[0] is None:
                 continue  # no course released yet, or a malformed week: nothing to show
             self.tx.execute(
-                "UPDATE rm_weeks SET course_version = ?, ranking = ?, matrix = ? WHERE week = ?",
-                (docs.course_version, docs.ranking.decode(), docs.matrix.decode(), week),
+                "UPDATE rm_weeks SET course_version = ?, ranking = ?, matrix = ?, repeats = ? WHERE week = ?",
+                (*row, week),
             )
 
     def week_facts(self, week: str) -> WeekFacts:

@@ -1,8 +1,10 @@
 """The read models: a projection loop of our own that keeps the site's tables up to date with the log.
 
 The library's ProjectionRunner commits one transaction per event and needs subscribe(), which SQLite lacks;
-this loop reads the log in pages (`Record.read_log`), folds each page with the pure `LogState`, and writes the
-changed facts, the refreshed week documents and the tracking position in one transaction per page.
+this loop reads the log in pages (`Record.read_log`, step payloads skimmed), folds each page with the pure
+`LogState`, and writes the changed facts and the tracking position; up to `pages_per_transaction` pages share
+one transaction, and the weeks they touched are refreshed once at its end. A rebuild (and a catch-up into empty
+read models) folds the whole log in memory and writes every table once, in one transaction.
 An undecodable event stops it: everything before it is applied, and `UndecodableEventError` names its position.
 
 Methods for the site and workers (all synchronous; call them from a worker thread in async code):
@@ -14,6 +16,8 @@ Methods for the site and workers (all synchronous; call them from a worker threa
 - `ranking_bytes(week, as_published=False)`, `matrix_bytes(week, as_published=False) -> bytes`: canonical JSON.
   As published: the first publication's bytes (recomputed by replay when not stored). Raises UnknownWeekError
   or NotPublishedError.
+- `repeats_bytes(week) -> bytes`: the week's repeat-run document (docs/schemas/repeats.json), as corrected; it is
+  not part of a publication. Raises UnknownWeekError.
 - `week_documents(week) -> WeekDocuments` (as corrected), `publications(week) -> list[PublicationFact]`.
 - `corrections() -> bytes`, `runs_index(week=None, model=None, station=None) -> bytes`, `station_rates() -> bytes`,
   `run(run_id) -> RunFact` (public runs only; raises UnknownRunError).
@@ -31,7 +35,8 @@ from adapters.sqldb import SqlDb
 from domain.facts import PublicationFact, RunFact
 from domain.projections import logs
 from domain.projections.documents import WeekDocuments
-from domain.projections.fold import LogState
+from domain.projections.fold import SKIMMED, LogState
+from domain.projections.repeats import repeats_bytes as repeats_document_bytes
 from domain.publishing import NotPublishedError, UnknownWeekError, documents_as_published
 from domain.record import Record, UndecodableEventError, UnknownRunError
 from domain.schema import Envelope
@@ -47,8 +52,10 @@ class WeekInfo(msgspec.Struct, frozen=True):
 
 
 class ReadModels:
-    def __init__(self, settings: Settings, record: Record, page_size: int = 5000) -> None:
-        self.record, self.page_size = record, page_size
+    def __init__(
+        self, settings: Settings, record: Record, page_size: int = 5000, pages_per_transaction: int = 20
+    ) -> None:
+        self.record, self.page_size, self.pages_per_transaction = record, page_size, pages_per_transaction
         self.db = SqlDb(settings)
         self._migrated = False
 
@@ -60,46 +67,92 @@ class ReadModels:
     # --- the projection loop ----------------------------------------------------------------------------
 
     def catch_up(self, progress: Progress | None = None) -> int:
+        """Apply the events not yet applied; from an empty read model, the whole log at once (as rebuild)."""
         if not self._migrated:
             self.migrate()
         after, head = self.position(), self.record.head_position()
+        if after == 0 and head > 0:
+            loaded = self._load_all(progress, only_if_empty=True)
+            if loaded is not None:
+                return loaded
+            after = self.position()
         while True:
-            try:
-                envelopes = self.record.read_log(after=after, limit=self.page_size)
-            except UndecodableEventError as error:
-                before_bad = self.record.read_log(after=after, limit=self.page_size, stop=error.position - 1)
-                self._apply_page(after, before_bad)
-                raise
-            if not envelopes:
-                return after
-            if not self._apply_page(after, envelopes):
+            applied = self._apply_pages(after, head, progress)
+            if applied is None:
                 after = self.position()  # another projector applied it first: go on from where it got
                 continue
-            after = envelopes[-1].position
-            if progress:
-                progress(after, max(head, after))
+            after, done = applied
+            if done:
+                return after
 
     def rebuild(self, progress: Progress | None = None) -> int:
-        """Empty every read model and apply the whole log again."""
+        """Empty every read model and apply the whole log again, in one transaction."""
         self.migrate()
-        with self.db.transaction() as tx:
-            Tables(tx).clear()
-        return self.catch_up(progress)
+        loaded = self._load_all(progress, only_if_empty=False)
+        assert loaded is not None
+        return loaded
 
-    def _apply_page(self, after: int, envelopes: list[Envelope]) -> bool:
-        """Apply a page read after `after` in one transaction; False when the read models moved meanwhile."""
-        if not envelopes:
-            return True
+    def _read(self, after: int) -> tuple[list[Envelope], UndecodableEventError | None]:
+        """The next page, or the part of it before an undecodable event together with its error."""
+        try:
+            return self.record.read_log(after=after, limit=self.page_size, skim=SKIMMED), None
+        except UndecodableEventError as error:
+            before_bad = self.record.read_log(
+                after=after, limit=self.page_size, stop=error.position - 1, skim=SKIMMED
+            )
+            return before_bad, error
+
+    def _load_all(self, progress: Progress | None, *, only_if_empty: bool) -> int | None:
+        """Fold the whole log in memory and write every table once (COPY on PostgreSQL), each week's documents
+        computed once. None when `only_if_empty` and another projector got there first."""
+        head, error = self.record.head_position(), None
+        with self.db.transaction() as tx:
+            tables = Tables(tx)
+            if tables.lock_tracking() != 0 and only_if_empty:
+                return None
+            tables.clear()
+            state, after = LogState(), 0
+            while error is None:
+                envelopes, error = self._read(after)
+                if not envelopes:
+                    break
+                state.fold(envelopes)
+                after = envelopes[-1].position
+                if progress:
+                    progress(after, max(head, after))
+            tables.write_all(state)
+        if error is not None:  # everything before it is applied and committed
+            raise error
+        return state.position
+
+    def _apply_pages(self, after: int, head: int, progress: Progress | None) -> tuple[int, bool] | None:
+        """Apply up to `pages_per_transaction` pages read after `after` in one transaction, refreshing the
+        touched weeks once at its end. (position reached, log exhausted), or None when the read models moved
+        meanwhile."""
+        touched: set[str] = set()
+        error, done = None, False
         with self.db.transaction() as tx:
             tables = Tables(tx)
             if tables.lock_tracking() != after:
-                return False
-            state = LogState()
-            tables.load_working_set(state, envelopes)
-            touched = state.fold(envelopes)
-            tables.write(state)
+                return None
+            for _ in range(self.pages_per_transaction):
+                envelopes, error = self._read(after)
+                if not envelopes:
+                    done = True
+                    break
+                state = LogState()
+                tables.load_working_set(state, envelopes)
+                touched |= state.fold(envelopes)
+                tables.write(state)
+                after = envelopes[-1].position
+                if progress:
+                    progress(after, max(head, after))
+                if error is not None:
+                    break
             tables.refresh_weeks(touched)
-        return True
+        if error is not None:  # everything before it is applied and committed
+            raise error
+        return after, done
 
     # --- reads --------------------------------------------------------------------------------------------
 
@@ -168,6 +221,16 @@ class ReadModels:
 
     def matrix_bytes(self, week: str, as_published: bool = False) -> bytes:
         return (self.published_documents(week) if as_published else self.week_documents(week)).matrix
+
+    def repeats_bytes(self, week: str) -> bytes:
+        """The week's repeat-run document (canonical JSON, as corrected); raises UnknownWeekError."""
+        with self.db.transaction() as tx:
+            row = tx.fetchone("SELECT ranking, repeats FROM rm_weeks WHERE week = ?", (week,))
+            if row is None or row[0] is None:
+                raise UnknownWeekError(week)
+            if row[1] is not None:
+                return str(row[1]).encode()
+            return repeats_document_bytes(Tables(tx).week_facts(week))  # weeks refreshed before 0011
 
     def corrections(self) -> bytes:
         with self.db.transaction() as tx:

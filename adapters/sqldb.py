@@ -9,7 +9,7 @@ the event store (readmodels.sqlite3), so projecting never holds the lock that ev
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from typing import Any
@@ -45,6 +45,17 @@ class Tx:
         if rows:
             self._cursor.executemany(self._sql(sql), [tuple(r) for r in rows])
 
+    def copy(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+        """Bulk-insert rows into a table (COPY on PostgreSQL): no conflict handling, for emptied tables."""
+        names = ", ".join(columns)
+        if self._postgres:
+            with self._cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            return
+        marks = ", ".join("?" * len(columns))
+        self._cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)  # noqa: S608
+
     def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         self._cursor.execute(self._sql(sql), self._params(params))
         return [tuple(r) for r in self._cursor.fetchall()]
@@ -68,18 +79,18 @@ class SqlDb:
                 yield Tx(cursor, postgres=True)
             return
         self._path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self._path, timeout=30, isolation_level=None)
+        lite = sqlite3.connect(self._path, timeout=30, isolation_level=None)
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("BEGIN IMMEDIATE")
+            lite.execute("PRAGMA journal_mode=WAL")
+            lite.execute("BEGIN IMMEDIATE")
             try:
-                yield Tx(conn.cursor(), postgres=False)
+                yield Tx(lite.cursor(), postgres=False)
             except BaseException:
-                conn.execute("ROLLBACK")
+                lite.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
+            lite.execute("COMMIT")
         finally:
-            conn.close()
+            lite.close()
 
     def migrate(self) -> list[str]:
         """Apply the migrations not yet applied, in order; return their names."""

@@ -67,9 +67,10 @@ def synthetic_run(record: Record, week: str, model: str, station: str, repeat: i
     return run
 
 
-def write_history(record: Record, weeks: int, models: int, repeats: int, steps: int, per_save: int) -> int:
-    """Write the history; return the number of events."""
-    week, batch, events = "2026-W44", [], 0
+def write_history(record: Record, weeks: int, models: int, repeats: int, steps: int, per_save: int,
+                  first: str = "2026-W44") -> int:
+    """Write the history from week `first`; return the number of events."""
+    week, batch, events = first, [], 0
     for _ in range(weeks):
         for model in MODELS[:models]:
             for station in COURSE.codes:

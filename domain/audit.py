@@ -15,7 +15,7 @@ import msgspec
 from domain.canonical import canonical_struct_bytes, sha256_hex
 from domain.facts import PublicationFact
 from domain.projections.documents import WeekDocuments, week_documents
-from domain.projections.fold import ALL, LogState
+from domain.projections.fold import ALL, SKIMMED, LogState
 from domain.publishing import LogReader
 from domain.schema import Envelope, payload_decoder
 
@@ -60,7 +60,8 @@ def _sealed(content: dict[str, Any], prev: str) -> tuple[bytes, str]:
 def week_events(read_log: LogReader, week: str, stop: int, page: int = 5000) -> Iterator[Envelope]:
     """The events up to `stop` that a week's documents depend on (what the fold says can change them)."""
     state, after = LogState(), 0
-    while envelopes := read_log(after=after, limit=page, stop=stop):
+    # skimmed events change no week (the fold says so), so none of them is exported
+    while envelopes := read_log(after=after, limit=page, stop=stop, skim=SKIMMED):
         for e in envelopes:
             affected = state.apply(e)
             if week in affected or ALL in affected:

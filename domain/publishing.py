@@ -13,7 +13,7 @@ from typing import Protocol
 from domain.canonical import sha256_hex
 from domain.facts import PublicationFact
 from domain.projections.documents import WeekDocuments, week_documents
-from domain.projections.fold import LogState
+from domain.projections.fold import SKIMMED, LogState
 from domain.publications import Publication
 from domain.record import Record
 from domain.schema import Envelope
@@ -74,7 +74,7 @@ def replay(read_log: LogReader, stop: int | None = None, page: int = 5000,
            keep: Callable[[Envelope], bool] | None = None) -> LogState:
     """Fold the log (up to `stop`, inclusive) into a fresh state, page by page."""
     state, after = LogState(), 0
-    while envelopes := read_log(after=after, limit=page, stop=stop):
+    while envelopes := read_log(after=after, limit=page, stop=stop, skim=SKIMMED):
         state.fold(e for e in envelopes if keep is None or keep(e))
         after = envelopes[-1].position
     return state

@@ -51,10 +51,15 @@ class WeekScore(msgspec.Struct, frozen=True, kw_only=True):
     entries: list[Entry]
 
 
+_READING: dict[str, frozenset[str]] = {}
+
+
 def counts_at_station(run: RunFact, course: CourseSpec) -> bool:
     """Browser runs score browser stations; the reader run scores the reading station."""
-    reading = run.station in {s.code for s in course.stations if s.is_reading}
-    return run.kind == ("reader" if reading else "browser")
+    codes = _READING.get(course.version)
+    if codes is None:  # a released version never changes, so its reading stations can be kept by version
+        codes = _READING[course.version] = frozenset(s.code for s in course.stations if s.is_reading)
+    return run.kind == ("reader" if run.station in codes else "browser")
 
 
 def is_public_run_of(run: RunFact, week: str, course: CourseSpec) -> bool:

@@ -60,7 +60,7 @@ def citation(kind: str, week: str, version: str, position: int) -> str:
     )
 
 
-def _header(fmt: str, kind: str, facts: WeekFacts, course: CourseSpec) -> dict[str, Any]:
+def document_header(fmt: str, kind: str, facts: WeekFacts, course: CourseSpec) -> dict[str, Any]:
     return {
         "format": fmt, "license": LICENSE, "week": facts.week, "course_version": course.version,
         "position": facts.position, "citation": citation(kind, facts.week, course.version, facts.position),
@@ -78,7 +78,7 @@ def _entry_json(entry: Entry, labels: dict[str, str]) -> dict[str, Any]:
 
 
 def ranking_document(facts: WeekFacts, course: CourseSpec, score: WeekScore) -> dict[str, Any]:
-    doc = _header(RANKING_FORMAT, "ranking", facts, course)
+    doc = document_header(RANKING_FORMAT, "ranking", facts, course)
     doc["control"] = course.control.code
     doc["stations"] = score.stations
     doc["excluded_stations"] = [{"station": s, "text": t} for s, t in sorted(score.excluded_stations.items())]
@@ -124,7 +124,7 @@ def _station_json(code: str, course: CourseSpec, score: WeekScore) -> dict[str, 
 def matrix_document(facts: WeekFacts, course: CourseSpec, score: WeekScore) -> dict[str, Any]:
     runs = [r for r in facts.runs if r.week == facts.week and r.org is None]
     corrected = {c.run_id for c in facts.corrections if c.active and c.run_id}
-    doc = _header(MATRIX_FORMAT, "Matrix", facts, course)
+    doc = document_header(MATRIX_FORMAT, "Matrix", facts, course)
     doc["stations"] = [_station_json(code, course, score) for code in course.codes]
     doc["models"] = [
         {"model": m, "label": facts.labels.get(m, m),

@@ -16,6 +16,9 @@ from domain.schema import Envelope
 ALL = "*"
 """Affects every week."""
 NONE: frozenset[str] = frozenset()
+STEP = "Run.StepRecorded"
+SKIMMED: frozenset[str] = frozenset({STEP})
+"""Events whose payload the fold never reads: read them with `Record.read_log(skim=SKIMMED)`."""
 
 
 class LogState:
@@ -49,9 +52,17 @@ class LogState:
         }
 
     def fold(self, envelopes: Iterable[Envelope]) -> set[str]:
+        """Apply events in order; return the weeks they can change (as `apply` does, one event at a time)."""
         touched: set[str] = set()
+        runs, dirty = self.runs, self.dirty_runs
         for envelope in envelopes:
-            touched |= self.apply(envelope)
+            if envelope.name == STEP:  # most of the log: the same as _step_recorded, without the dispatch
+                run = runs[envelope.originator_id]
+                run.position = self.position = envelope.position
+                run.steps += 1
+                dirty.add(envelope.originator_id)
+            else:
+                touched |= self.apply(envelope)
         return touched
 
     def apply(self, envelope: Envelope) -> frozenset[str]:
@@ -74,6 +85,25 @@ class LogState:
             labels=dict(self.labels),
             position=max(self.week_positions.get(week, 0), self.global_position),
         )
+
+    def every_week_facts(self) -> list[WeekFacts]:
+        """`week_facts` of every week an event touched, grouped in one pass (for a rebuild)."""
+        runs: dict[str, list[RunFact]] = {week: [] for week in self.week_positions}
+        corrections: dict[str, list[CorrectionFact]] = {week: [] for week in self.week_positions}
+        for r in self.runs.values():
+            if r.org is None and r.week in runs:
+                runs[r.week].append(r)
+        for c in self.corrections.values():
+            if c.week in corrections:
+                corrections[c.week].append(c)
+        releases = sorted(self.releases.values(), key=lambda r: r.position)
+        return [
+            WeekFacts(
+                week=week, runs=runs[week], corrections=corrections[week], releases=releases,
+                labels=dict(self.labels), position=max(position, self.global_position),
+            )
+            for week, position in sorted(self.week_positions.items())
+        ]
 
     def weeks(self) -> list[str]:
         return sorted({r.week for r in self.runs.values() if r.org is None})

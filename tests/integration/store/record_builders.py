@@ -24,11 +24,12 @@ class StepClock:
         return self.now
 
 
-def finished_run(record: Record, model: str, station: str, passed: bool, week: str = WEEK) -> Run:
+def finished_run(record: Record, model: str, station: str, passed: bool, week: str = WEEK, repeat: int = 0,
+                 org: str | None = None) -> Run:
     reading = COURSE.station(station).is_reading
     run = Run.schedule(
         station=station, model=model, course_version="2.1", week=week, kind="reader" if reading else "browser",
-        requested_by="test", at=record.clock(),
+        requested_by="test", repeat=repeat, org=org, at=record.clock(),
     )
     run.start(worker="w", browser_version="b", agent_version="a", at=record.clock())
     verdict = Verdict(passed=passed, outcome="passed" if passed else "stopped", stage="entry", step=2)
@@ -36,10 +37,11 @@ def finished_run(record: Record, model: str, station: str, passed: bool, week: s
     return run
 
 
-def write_week(record: Record, passes: dict[str, int], week: str = WEEK) -> list[Run]:
+def write_week(record: Record, passes: dict[str, int], week: str = WEEK, repeat: int = 0,
+               org: str | None = None) -> list[Run]:
     """Each model passes s01 and its first `passes` obstacle stations; one save for the week."""
     runs = [
-        finished_run(record, model, station, station == "s01" or i <= count, week)
+        finished_run(record, model, station, station == "s01" or i <= count, week, repeat, org)
         for model, count in passes.items() for i, station in enumerate(COURSE.codes)
     ]
     record.save(*runs)

@@ -33,8 +33,9 @@ def readmodels(settings, record):
 
 def snapshot(rm: ReadModels) -> tuple:
     weeks = [w.week for w in rm.weeks()]
-    return (weeks, [rm.ranking_bytes(w) for w in weeks], [rm.matrix_bytes(w) for w in weeks], rm.corrections(),
-            rm.runs_index(), rm.station_rates(), rm.position())
+    return (weeks, [rm.ranking_bytes(w) for w in weeks], [rm.matrix_bytes(w) for w in weeks],
+            [rm.repeats_bytes(w) for w in weeks], rm.corrections(), rm.runs_index(), rm.station_rates(),
+            rm.position())
 
 
 def test_incremental_catch_up_equals_a_full_rebuild(record, readmodels):
@@ -49,6 +50,43 @@ def test_incremental_catch_up_equals_a_full_rebuild(record, readmodels):
     assert snapshot(readmodels) == incremental
     ranking = json.loads(readmodels.ranking_bytes(WEEK))
     assert [(e["model"], e["ranked"]) for e in ranking["entries"]] == [("b", True), ("a", False)]
+
+
+def test_catch_up_a_page_at_a_time_equals_a_rebuild(settings, record):
+    write_week(record, {"a": 2})
+    paged = ReadModels(settings, record, page_size=7, pages_per_transaction=1)
+    paged.catch_up()  # empty read models: loaded at once
+    runs = write_week(record, {"a": 17, "b": 4}, repeat=1) + write_week(record, {"a": 12}, week="2026-W49")
+    record.issue_correction(target="run", change="set_outcome", run_id=runs[3].id, passed=False,
+                            outcome="stopped", reason="judge bug", public_text="Judged wrongly.", by="staff")
+    progress: list[int] = []
+    assert paged.catch_up(lambda position, head: progress.append(position)) == record.head_position()
+    assert len(progress) > 10 and progress == sorted(progress)
+    incremental = snapshot(paged)
+    paged.rebuild()
+    assert snapshot(paged) == incremental
+
+
+def test_repeats_sit_beside_the_newest_run_ranking_and_leave_out_private_and_voided_runs(record, readmodels):
+    first = write_week(record, {"a": 17, "b": 17})
+    second = write_week(record, {"a": 17, "b": 9}, repeat=1)
+    third = write_week(record, {"a": 17, "b": 9}, repeat=2)
+    write_week(record, {"a": 0}, repeat=3, org="acme")
+    record.issue_correction(target="run", change="void", run_id=third[5].id, reason="lab outage",
+                            public_text="A run met a broken lab.", by="staff")
+    readmodels.catch_up()
+    ranking = json.loads(readmodels.ranking_bytes(WEEK))
+    assert [(e["model"], e["passed"]) for e in ranking["entries"]] == [("a", 17), ("b", 9)]
+    repeats = json.loads(readmodels.repeats_bytes(WEEK))
+    a, b = repeats["models"]
+    assert (a["model"], a["runs"], a["passed"], a["band"]) == ("a", 50, 50, {"best": 1, "worst": 1})
+    assert (b["runs"], b["passed"], b["cells"]["s12"]["outcomes"]) == (51, 35, [True, False, False])
+    assert a["cells"]["s06"]["run_ids"] == [str(first[5].id), str(second[5].id)]
+    assert repeats["pairs"] == [{"a": "a", "b": "b", "stations": 17, "only_a": 8, "only_b": 0,
+                                 "p_value": "0.007813", "tied": False}]
+    assert b"acme" not in readmodels.repeats_bytes(WEEK)
+    with pytest.raises(UnknownWeekError):
+        readmodels.repeats_bytes("2026-W40")
 
 
 def test_publish_then_as_published_stays_while_as_corrected_changes(record, readmodels):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import jsonschema
 import msgspec
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scoring_builders import (
     COURSE,
@@ -53,6 +53,7 @@ def fold(events) -> LogState:
     return state
 
 
+@settings(deadline=None)  # a shared machine's load is no failure of the rule
 @given(st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.integers(0, 17), min_size=1))
 def test_the_same_events_give_the_same_bytes(passes):
     events = history(passes)

@@ -27,6 +27,7 @@ def test_a_model_is_ranked_only_with_the_control_passed_and_all_17_stations(cont
     assert ("stations_missing" in e.reasons) == (len(present) < 17)
 
 
+@settings(deadline=None)  # a shared machine's load is no failure of the rule
 @given(st.lists(st.integers(min_value=0, max_value=17), min_size=1, max_size=6))
 def test_equal_shares_share_a_place_with_no_tie_break(passes):
     runs = [r for i, p in enumerate(passes) for r in full_week(f"m{i}", p)]
