@@ -6,13 +6,16 @@ eventsourcing is synchronous; async callers reach these methods through a worker
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 from uuid import UUID
 
+import msgspec
 from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.persistence import IntegrityError
 
+from domain.arc import Submission
 from domain.corrections import Correction
 from domain.course import RELEASES, course_bytes
 from domain.lineup import LINEUP_ID, Entrant, LineUp
@@ -22,9 +25,48 @@ from domain.publications import Week, publication_id
 from domain.releases import CourseRelease, release_id
 from domain.runs import Run, RunKind
 from domain.schema import Envelope, name_for_topic, payload_decoder
+from domain.submissions import LeaderboardSubmission, Method, SubmissionDay, day_book_id, submission_id
 from domain.verdicts import CutShortCause, Verdict
+from domain.verification import Judgement
 
 Clock = Callable[[], datetime]
+
+Notification = tuple[int, str, int, str, bytes]
+"""(position, originator id, originator version, topic, stored payload) of one event in the log."""
+
+
+class LogSource(Protocol):
+    """Reads the notification log in order: the events with positions greater than `after` (and at most
+    `stop`), at most `limit` of them."""
+
+    def notifications(self, after: int, limit: int, stop: int | None) -> Sequence[Notification]: ...
+
+
+class RecorderLogSource:
+    """The log as any eventsourcing recorder gives it (SQLite, PostgreSQL); adapters may set a faster one."""
+
+    def __init__(self, recorder: Any) -> None:
+        self.recorder = recorder
+        self._ids: dict[Any, str] = {}  # str(UUID) is slow, and a run's events share one id
+
+    def notifications(self, after: int, limit: int, stop: int | None) -> list[Notification]:
+        found = self.recorder.select_notifications(after, limit, stop=stop, inclusive_of_start=False)
+        ids = self._ids if len(self._ids) < 100_000 else {}
+        self._ids = ids
+        return [
+            (n.id, ids.get(n.originator_id) or ids.setdefault(n.originator_id, str(n.originator_id)),
+             n.originator_version, n.topic, n.state)
+            for n in found
+        ]
+
+
+class Skimmed(msgspec.Struct, frozen=True):
+    """The payload of an event read with `skim`: checked to be well-formed JSON, only its time kept."""
+
+    timestamp: datetime
+
+
+_skim_decoder = msgspec.json.Decoder(Skimmed)
 
 
 def utc_now() -> datetime:
@@ -34,6 +76,18 @@ def utc_now() -> datetime:
 class UnknownRunError(LookupError):
     def __str__(self) -> str:
         return f"no run {self.args[0]}"
+
+
+class UnknownSubmissionError(LookupError):
+    def __str__(self) -> str:
+        return f"no leaderboard submission {self.args[0]}"
+
+
+class Accepted(msgspec.Struct, frozen=True):
+    """The answer to a submission: its id, and whether it was stored now or is the same run sent before."""
+
+    id: UUID
+    created: bool
 
 
 class UndecodableEventError(RuntimeError):
@@ -51,6 +105,7 @@ class Record(Application[UUID]):
     def __init__(self, env: dict[str, str] | None = None, clock: Clock = utc_now) -> None:
         super().__init__(env)
         self.clock = clock
+        self.log_source: LogSource = RecorderLogSource(self.recorder)
 
     # --- course releases and line-up -----------------------------------------------------------------
 
@@ -179,27 +234,82 @@ class Record(Application[UUID]):
         )
         self.save(record)
 
+    # --- leaderboard submissions (outside agents, ARC's format) -----------------------------------------
+
+    def submit_leaderboard_run(self, submission: Submission, *, network_key: str) -> Accepted:
+        """Store a checked submission, once: the same run again answers with the first id (and uses no quota).
+        Otherwise it counts toward the day's limits (raises QuotaExceeded), saved with it in one transaction."""
+        sid = submission_id(submission.fingerprint())
+        for _ in range(8):  # a concurrent submission of the same day makes the save fail: count again
+            if self._leaderboard_submission(sid) is not None:
+                return Accepted(sid, created=False)
+            now = self.clock()
+            try:
+                day: SubmissionDay = self.repository.get(day_book_id(now.date()))
+            except AggregateNotFoundError:
+                day = SubmissionDay.open(now.date(), at=now)
+            day.count(network_key, sid, at=now)
+            try:
+                self.save(LeaderboardSubmission.submit(submission, network_key=network_key, at=now), day)
+            except IntegrityError:
+                continue
+            return Accepted(sid, created=True)
+        raise RuntimeError("too many concurrent submissions; try again")
+
+    def _leaderboard_submission(self, sid: UUID) -> LeaderboardSubmission | None:
+        try:
+            return self.repository.get(sid)  # type: ignore[no-any-return]
+        except AggregateNotFoundError:
+            return None
+
+    def leaderboard_submission(self, sid: UUID) -> LeaderboardSubmission:
+        found = self._leaderboard_submission(sid)
+        if found is None:
+            raise UnknownSubmissionError(sid)
+        return found
+
+    def start_verification(self, sid: UUID, *, method: Method, seed: str, sample: list[str], by: str) -> None:
+        entry = self.leaderboard_submission(sid)
+        entry.start_verification(method=method, seed=seed, sample=sample, by=by, at=self.clock())
+        self.save(entry)
+
+    def record_verification(self, sid: UUID, judgement: Judgement, *, by: str) -> None:
+        entry = self.leaderboard_submission(sid)
+        entry.conclude(
+            verified=judgement.verified, agreed=judgement.agreed, of=judgement.of, checks=judgement.checks,
+            reason=judgement.reason, by=by, at=self.clock(),
+        )
+        self.save(entry)
+
+    def reject_submission(self, sid: UUID, *, reason: str, by: str) -> None:
+        entry = self.leaderboard_submission(sid)
+        entry.reject(reason=reason, by=by, at=self.clock())
+        self.save(entry)
+
     # --- reading the log --------------------------------------------------------------------------------
 
     def head_position(self) -> int:
         return self.recorder.max_notification_id() or 0
 
-    def read_log(self, after: int = 0, limit: int = 5000, stop: int | None = None) -> list[Envelope]:
+    def read_log(
+        self, after: int = 0, limit: int = 5000, stop: int | None = None, skim: Collection[str] = ()
+    ) -> list[Envelope]:
         """Events with positions greater than `after` (and at most `stop`), payloads decoded typed.
 
-        Positions may have gaps; read "greater than the last seen", never "+1".
+        Events named in `skim` (e.g. Run.StepRecorded for the projections, which only count steps) are checked
+        to be well-formed JSON and carry a `Skimmed` payload: most of a replay's time was decoding step
+        payloads nobody reads. Positions may have gaps; read "greater than the last seen", never "+1".
         """
-        notifications = self.recorder.select_notifications(
-            after, limit, stop=stop, inclusive_of_start=False
-        )
+        decoders: dict[str, tuple[str, msgspec.json.Decoder[Any]]] = {}
         envelopes: list[Envelope] = []
-        ids: dict[Any, str] = {}  # str(UUID) is slow, and a run's events share one id
-        for n in notifications:
+        append = envelopes.append
+        for position, originator, version, topic, state in self.log_source.notifications(after, limit, stop):
             try:
-                name = name_for_topic(n.topic)
-                payload = payload_decoder(name).decode(n.state)
+                found = decoders.get(topic)
+                if found is None:
+                    name = name_for_topic(topic)
+                    found = decoders[topic] = (name, _skim_decoder if name in skim else payload_decoder(name))
+                append(Envelope(position, originator, version, found[0], found[1].decode(state)))
             except Exception as error:  # an undecodable event stops readers; never skipped silently
-                raise UndecodableEventError(n.id, str(error)) from error
-            originator = ids.get(n.originator_id) or ids.setdefault(n.originator_id, str(n.originator_id))
-            envelopes.append(Envelope(n.id, originator, n.originator_version, name, payload))
+                raise UndecodableEventError(position, str(error)) from error
         return envelopes

@@ -22,6 +22,7 @@ from domain.manual_tests import ManualTest
 from domain.publications import Week
 from domain.releases import CourseRelease
 from domain.runs import Run
+from domain.submissions import LeaderboardSubmission, SubmissionDay
 
 SCHEMA_VERSION = 1
 
@@ -39,6 +40,12 @@ EVENT_CLASSES: tuple[type[Any], ...] = (
     Week.Opened,
     Week.Published,
     ManualTest.Recorded,
+    LeaderboardSubmission.Submitted,
+    LeaderboardSubmission.VerificationStarted,
+    LeaderboardSubmission.Verified,
+    LeaderboardSubmission.Rejected,
+    SubmissionDay.Opened,
+    SubmissionDay.Counted,
 )
 
 _NOT_STORED = {"originator_id", "originator_version"}

@@ -23,11 +23,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from adapters.botauth import DIRECTORY_PATH, DIRECTORY_TYPE, directory_document, load_or_create_key
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
-from web import api, errors
-from web.public import course_pages, front, live, manual_tests, results, runs
+from web import api, errors, mcp, submissions
+from web.public import course_pages, front, leaderboard, live, manual_tests, results, runs
 from web.rendering import Page, Renderer, make_environment, send
 from web.site import Site
-from web.staff import desk
+from web.staff import desk, leaderboard_desk
 from web.staff.guard import start_staff
 
 STATIC = Path(__file__).parent / "static"
@@ -85,6 +85,9 @@ def create_app(settings: Settings) -> Starlette:
             app.state.site = site
             site.listeners = await results.start(site)
             await start_staff(site)
+            await leaderboard.start(site)
+            await submissions.start(site)
+            leaderboard_desk.start(site)
             await site.refresh()
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(site.follow)
@@ -99,7 +102,7 @@ def create_app(settings: Settings) -> Starlette:
         Route(DIRECTORY_PATH, key_directory),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         *front.routes, *course_pages.routes, *runs.routes, *live.routes, *manual_tests.routes,
-        *api.routes,
+        *api.routes, *leaderboard.routes, *submissions.routes, *mcp.routes,
         Mount("/staff", routes=desk.routes),
     ]
     return Starlette(

@@ -1,0 +1,92 @@
+"""A site with no runs, for the leaderboard submission service, and valid runs to submit to it."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import uuid
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+import pytest
+from desk_client import AUDITOR, STAFF
+
+from adapters.settings import Settings
+from adapters.sqldb import SqlDb
+from web.app import create_app
+from web.staff.accounts import StaffAccounts
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+OUTCOMES = ["added_to_cart"] * 6 + ["checkout_reached", "no_cart", "blocked", "no_cart", "error", "not_attempted"]
+CONTACT = "private-contact@agent.test"
+ADMIN_URL = os.environ.get("CANITBUY_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+def a_run(notes: str, outcomes: list[str] | None = None) -> dict[str, Any]:
+    outcomes = outcomes or OUTCOMES
+    return {
+        "spec": "arc-leaderboard-submission/v1",
+        "test_set": "ARC-100 v1",
+        "agent": {"name": "Nordic Shopper", "version": "1.2", "builder": "Nordic Labs", "path": "browser",
+                  "url": "https://agent.test/", "model": "shopper-7b"},
+        "run": {"stopped_before_payment": True, "started_at": "2026-11-20T10:00:00Z", "notes": notes},
+        "results": [
+            {"id": f"arc100-v1-{i + 1:03d}", "outcome": o, "at": "2026-11-20T10:05:00Z",
+             "evidence_url": f"https://runs.agent.test/{i + 1}.png"}
+            for i, o in enumerate(outcomes)
+        ],
+        "contact": CONTACT,
+    }
+
+
+def body(data: dict[str, Any]) -> bytes:
+    return json.dumps(data).encode()
+
+
+def spec_example() -> dict[str, Any]:
+    data = copy.deepcopy(a_run("example"))
+    data["agent"]["name"] = "Example Shopper"
+    return data
+
+
+@contextmanager
+def leaderboard_site(settings: Settings) -> Iterator[TestClient]:
+    settings = Settings(data_dir=settings.data_dir, database_url=settings.database_url,
+                        site_secret="test secret " * 4)
+    accounts = StaffAccounts(SqlDb(settings))
+    accounts.db.migrate()
+    accounts.add(*STAFF, role="staff")
+    accounts.add(*AUDITOR, role="auditor")
+    with TestClient(create_app(settings), base_url="https://testserver") as client:
+        yield client
+
+
+def from_network(client: TestClient, address: str) -> TestClient:
+    """Another client of the same running app, sending from `address` (its lifespan already ran)."""
+    return TestClient(client.app, base_url="https://testserver", client=(address, 40000))
+
+
+def site_on_backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    """The body of a module fixture parametrised with sqlite and postgres: a fresh site on that backend."""
+    data_dir = tmp_path_factory.mktemp("board") / "var"
+    if request.param == "sqlite":
+        with leaderboard_site(Settings(data_dir=data_dir)) as site_client:
+            yield site_client
+        return
+    name = f"canitbuy_board_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        url = f"{ADMIN_URL.rpartition('/')[0]}/{name}"
+        with leaderboard_site(Settings(data_dir=data_dir, database_url=url)) as site_client:
+            yield site_client
+    finally:
+        with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -1,0 +1,219 @@
+"""The rules of the leaderboard submission service and its verification, on the domain alone (an in-memory record)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from domain.arc import COURSE_TEST_SET, Submission
+from domain.arc_validation import parse_submission
+from domain.receipts import ReceiptRefused, ReceiptVerified
+from domain.record import Record
+from domain.submissions import (
+    PER_DAY_OVERALL,
+    LeaderboardSubmission,
+    QuotaExceeded,
+    SubmissionDay,
+    SubmissionError,
+    network_key,
+    network_of,
+    submission_id,
+)
+from domain.verification import (
+    can_verify_by_receipts,
+    draw_sample,
+    judge_receipts,
+    judge_reruns,
+    sample_pool,
+)
+
+AT = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+OUTCOMES = ["added_to_cart"] * 6 + ["checkout_reached", "no_cart", "blocked", "no_cart", "error", "not_attempted"]
+
+
+def run_data(notes: str = "first", test_set: str = "ARC-100 v1", contact: str | None = "team@agent.test"
+             ) -> dict[str, Any]:
+    ids = [f"s{i + 1:02d}" for i in range(12)] if test_set == COURSE_TEST_SET else [
+        f"arc100-v1-{i + 1:03d}" for i in range(12)]
+    data: dict[str, Any] = {
+        "spec": "arc-leaderboard-submission/v1", "test_set": test_set,
+        "agent": {"name": "Nordic Shopper", "version": "1.2", "path": "browser"},
+        "run": {"stopped_before_payment": True, "notes": notes},
+        "results": [{"id": i, "outcome": o} for i, o in zip(ids, OUTCOMES, strict=True)],
+    }
+    if contact:
+        data["contact"] = contact
+    return data
+
+
+def a_run(notes: str = "first", **kwargs: Any) -> Submission:
+    return parse_submission(json.dumps(run_data(notes, **kwargs)).encode())
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = AT
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def record() -> Record:
+    return Record(env={}, clock=Clock())
+
+
+def test_a_network_is_its_ipv4_slash_24_or_its_ipv6_slash_48() -> None:
+    assert network_of("203.0.113.77") == "203.0.113.0/24"
+    assert network_of("2001:db8:1234:5678::1") == "2001:db8:1234::/48"
+    assert network_of("::ffff:203.0.113.9") == "203.0.113.0/24"
+
+
+def test_the_network_key_is_a_salted_hash_that_never_holds_the_address() -> None:
+    key = network_key("203.0.113.77", b"salt")
+    assert key == network_key("203.0.113.5", b"salt")
+    assert key != network_key("203.0.113.77", b"other salt")
+    assert "203" not in key and len(key) == 32
+
+
+def test_a_submission_is_stored_as_json_without_its_contact_which_is_kept_apart() -> None:
+    entry = LeaderboardSubmission.submit(a_run(), network_key="k", at=AT)
+    assert "team@agent.test" not in entry.submission
+    assert entry.contact == "team@agent.test"
+    assert entry.parsed() == a_run(contact=None)
+    assert entry.status == "unverified"
+
+
+def test_the_same_run_sent_twice_returns_the_first_id(record: Record) -> None:
+    first = record.submit_leaderboard_run(a_run(), network_key="k")
+    again = record.submit_leaderboard_run(a_run(contact="other@agent.test"), network_key="other")
+    assert first.created and not again.created
+    assert again.id == first.id == submission_id(a_run().fingerprint())
+
+
+def test_a_repeat_uses_none_of_the_days_quota(record: Record) -> None:
+    for _ in range(7):
+        record.submit_leaderboard_run(a_run(), network_key="k")
+    for n in range(4):
+        assert record.submit_leaderboard_run(a_run(f"run {n}"), network_key="k").created
+
+
+def test_a_network_may_submit_five_runs_a_utc_day(record: Record) -> None:
+    for n in range(5):
+        record.submit_leaderboard_run(a_run(f"run {n}"), network_key="k")
+    with pytest.raises(QuotaExceeded, match="at most 5 submissions a network a day"):
+        record.submit_leaderboard_run(a_run("run 6"), network_key="k")
+    assert record.submit_leaderboard_run(a_run("another network"), network_key="k2").created
+    record.clock.now = AT + timedelta(days=1)  # type: ignore[attr-defined]
+    assert record.submit_leaderboard_run(a_run("the next day"), network_key="k").created
+
+
+def test_two_hundred_runs_a_day_overall() -> None:
+    day = SubmissionDay.open(AT.date(), at=AT)
+    for n in range(PER_DAY_OVERALL):
+        day.count(f"network {n}", submission_id(str(n)), at=AT)
+    with pytest.raises(QuotaExceeded, match="at most 200 submissions a day overall"):
+        day.count("a new network", submission_id("new"), at=AT)
+
+
+def test_the_sample_is_ten_counted_stores_and_the_seed_redoes_the_draw() -> None:
+    pool = sample_pool(a_run())
+    assert len(pool) == 10 and "arc100-v1-011" not in pool  # error and not_attempted are not drawn
+    twelve = [f"arc100-v1-{i:03d}" for i in range(1, 13)]
+    drawn = draw_sample(twelve, "seed-1")
+    assert len(drawn) == 10 and drawn == draw_sample(list(reversed(twelve)), "seed-1")
+    assert draw_sample(twelve, "seed-1", size=3) != draw_sample(twelve, "seed-2", size=3)
+    assert draw_sample(twelve[:4], "seed-1") == twelve[:4]  # min(10, n)
+
+
+def _reruns(sample: list[str], reported: dict[str, str], disagree: int) -> dict[str, str]:
+    flip = {"added_to_cart": "no_cart", "checkout_reached": "blocked", "no_cart": "added_to_cart",
+            "blocked": "checkout_reached"}
+    return {item: flip[reported[item]] if n < disagree else reported[item] for n, item in enumerate(sample)}
+
+
+def test_eight_of_ten_agreeing_verifies() -> None:
+    submission = a_run()
+    reported = {r.id or "": r.outcome for r in submission.results}
+    sample = draw_sample(sample_pool(submission), "s")
+    judgement = judge_reruns(reported, sample, _reruns(sample, reported, disagree=2))
+    assert (judgement.verified, judgement.agreed, judgement.of, judgement.reason) == (True, 8, 10, "")
+
+
+def test_seven_of_ten_rejects_with_the_reason() -> None:
+    submission = a_run()
+    reported = {r.id or "": r.outcome for r in submission.results}
+    sample = draw_sample(sample_pool(submission), "s")
+    judgement = judge_reruns(reported, sample, _reruns(sample, reported, disagree=3))
+    assert not judgement.verified and (judgement.agreed, judgement.of) == (7, 10)
+    assert judgement.reason.startswith("our re-runs agreed on 7 of 10 sampled stores; at least 8 of 10 must agree")
+
+
+def test_blocked_and_no_cart_agree_as_no_cart_success() -> None:
+    judgement = judge_reruns({"a": "blocked"}, ["a"], {"a": "no_cart"})
+    assert judgement.verified
+
+
+def test_every_sampled_store_needs_its_rerun_outcome() -> None:
+    with pytest.raises(ValueError, match="missing: b"):
+        judge_reruns({"a": "no_cart", "b": "no_cart"}, ["a", "b"], {"a": "no_cart"})
+
+
+def test_verification_is_recorded_only_after_the_draw_and_only_once(record: Record) -> None:
+    sid = record.submit_leaderboard_run(a_run(), network_key="k").id
+    judgement = judge_reruns({"a": "no_cart"}, ["a"], {"a": "no_cart"})
+    with pytest.raises(SubmissionError, match="start the verification first"):
+        record.record_verification(sid, judgement, by="staff")
+    record.start_verification(sid, method="rerun", seed="s", sample=["a"], by="staff")
+    with pytest.raises(SubmissionError, match="already started"):
+        record.start_verification(sid, method="rerun", seed="t", sample=["a"], by="staff")
+    record.record_verification(sid, judgement, by="staff")
+    assert record.leaderboard_submission(sid).status == "verified"
+    with pytest.raises(SubmissionError, match="already verified"):
+        record.start_verification(sid, method="rerun", seed="u", sample=["a"], by="staff")
+
+
+def test_staff_reject_with_a_reason(record: Record) -> None:
+    sid = record.submit_leaderboard_run(a_run(), network_key="k").id
+    with pytest.raises(SubmissionError, match="say why"):
+        record.reject_submission(sid, reason=" ", by="staff")
+    record.reject_submission(sid, reason="impersonates another company's agent", by="staff")
+    assert record.leaderboard_submission(sid).status == "rejected"
+
+
+def _receipt(station: str, jti: str) -> ReceiptVerified:
+    return ReceiptVerified(station=station, host=f"{station}.lab.canitbuy.com", course="2.1", iat=0, jti=jti,
+                           kid="k", order={"station": station}, order_sha256="x", agent_keyid=None)
+
+
+def _course_run_with_receipts() -> Submission:
+    data = run_data(test_set=COURSE_TEST_SET)
+    for result in data["results"]:
+        if result["outcome"] in ("added_to_cart", "checkout_reached"):
+            result["receipt"] = f"receipt-of-{result['id']}"
+    return parse_submission(json.dumps(data).encode())
+
+
+def test_a_course_run_whose_every_success_carries_a_valid_receipt_is_verified_without_a_rerun() -> None:
+    submission = _course_run_with_receipts()
+    assert can_verify_by_receipts(submission)
+    checks = {f"s{i:02d}": _receipt(f"s{i:02d}", f"j{i}") for i in range(1, 8)}
+    judgement = judge_receipts(submission, checks)
+    assert (judgement.verified, judgement.agreed, judgement.of) == (True, 7, 7)
+
+
+def test_a_refused_receipt_rejects_the_run_with_the_reason() -> None:
+    checks: dict[str, Any] = {f"s{i:02d}": _receipt(f"s{i:02d}", f"j{i}") for i in range(1, 8)}
+    checks["s03"] = ReceiptRefused(reason="bad_signature", detail="the signature does not verify")
+    checks["s04"] = _receipt("s04", "j1")
+    judgement = judge_receipts(_course_run_with_receipts(), checks)
+    assert not judgement.verified and judgement.agreed == 5
+    assert "s03: receipt refused (bad_signature" in judgement.reason
+    assert "s04: the same receipt is used twice" in judgement.reason
+
+
+def test_an_arc_run_is_never_verified_by_receipts() -> None:
+    assert not can_verify_by_receipts(a_run())

@@ -1,0 +1,149 @@
+"""An MCP server at `POST /api/ask` (JSON-RPC 2.0 over streamable HTTP, stateless, JSON answers only).
+
+Methods: `initialize`, `ping`, `tools/list` (one tool, `submit_leaderboard_run`, whose inputSchema is ARC's
+submission schema, widened to our course's test set and ids and to lab receipts) and `tools/call`. The tool takes
+the submission object as its arguments and answers as `POST /api/leaderboard/submit` does, inside the tool
+result: the same body as structured content and as text, `isError` true with the problem (400 or 429).
+
+Protocol errors are JSON-RPC errors: -32700 not JSON, -32600 not a request (batches included), -32601 unknown
+method, -32602 bad params (unknown tool, arguments not an object). Notifications get 202 and no body.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from domain.arc import COURSE_TEST_SET, MAX_BYTES
+from web.site import Site
+from web.submissions import bounded_body, client_address, take
+
+PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")
+TOOL = "submit_leaderboard_run"
+MAX_REQUEST = MAX_BYTES + 8 * 1024
+"""The submission's 200 KB and room for the JSON-RPC envelope."""
+
+
+@cache
+def input_schema() -> dict[str, Any]:
+    arc: dict[str, Any] = json.loads(
+        (resources.files("domain") / "testsets" / "arc-submission-v1.schema.json").read_text()
+    )
+    schema = copy.deepcopy(arc)
+    schema.pop("$id", None)
+    schema["properties"]["test_set"] = {"enum": [arc["properties"]["test_set"]["const"], COURSE_TEST_SET]}
+    result = schema["properties"]["results"]["items"]["properties"]
+    result["id"] = {"type": "string", "pattern": "^(arc100-v1-[0-9]{3}|s(0[1-9]|1[0-8]))$"}
+    result["receipt"] = {"type": "string", "maxLength": 4000,
+                         "description": f"{COURSE_TEST_SET} only: the lab's signed checkout receipt (compact JWS)."}
+    return schema
+
+
+def tool() -> dict[str, Any]:
+    return {
+        "name": TOOL,
+        "title": "Submit a leaderboard run",
+        "description": "Submit an agent's run in ARC's arc-leaderboard-submission/v1 format (ARC-100 v1 or "
+                       f"{COURSE_TEST_SET}). Answers with the submission's id, or the first problem found. "
+                       "Listed as unverified until staff verify it. At most 5 a network a day.",
+        "inputSchema": input_schema(),
+    }
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str, id_: Any = None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.id = code, message, id_
+
+
+def _reply(id_: Any, result: Any) -> Response:
+    return _json({"jsonrpc": "2.0", "id": id_, "result": result})
+
+
+def _error(error: RpcError) -> Response:
+    return _json({"jsonrpc": "2.0", "id": error.id, "error": {"code": error.code, "message": error.message}})
+
+
+def _json(body: dict[str, Any]) -> Response:
+    data = msgspec.json.encode(body)
+    etag = '"' + hashlib.sha256(data).hexdigest()[:32] + '"'
+    return Response(data, media_type="application/json", headers={"Cache-Control": "no-store", "ETag": etag})
+
+
+def _request(raw: bytes) -> dict[str, Any]:
+    if len(raw) > MAX_REQUEST:
+        raise RpcError(-32600, f"the request is larger than {MAX_REQUEST} bytes (a submission is at most 200 KB)")
+    try:
+        message = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise RpcError(-32700, "parse error: the body is not JSON") from None
+    if isinstance(message, list):
+        raise RpcError(-32600, "invalid request: batches are not supported; send one request")
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
+        raise RpcError(-32600, 'invalid request: need an object with "jsonrpc": "2.0" and a "method" string',
+                       message.get("id") if isinstance(message, dict) else None)
+    if "id" in message and not (message["id"] is None or isinstance(message["id"], str | int)):
+        raise RpcError(-32600, "invalid request: id must be a string or a number")
+    params = message.get("params", {})
+    if not isinstance(params, dict):
+        raise RpcError(-32602, "invalid params: params must be an object", message.get("id"))
+    return message
+
+
+async def _call(site: Site, request: Request, params: dict[str, Any], id_: Any) -> dict[str, Any]:
+    if params.get("name") != TOOL:
+        raise RpcError(-32602, f"invalid params: unknown tool {params.get('name')!r}; the tool is {TOOL}", id_)
+    arguments = params.get("arguments")
+    if not isinstance(arguments, dict):
+        raise RpcError(-32602, "invalid params: arguments must be the submission object", id_)
+    answer = await take(site, msgspec.json.encode(arguments), client_address(request))
+    return {
+        "content": [{"type": "text", "text": msgspec.json.encode(answer.body).decode()}],
+        "structuredContent": {"http_status": answer.status, **answer.body},
+        "isError": answer.status >= 400,
+    }
+
+
+def _initialize(params: dict[str, Any]) -> dict[str, Any]:
+    asked = params.get("protocolVersion")
+    return {
+        "protocolVersion": asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0],
+        "capabilities": {"tools": {"listChanged": False}},
+        "serverInfo": {"name": "canitbuy", "title": "CanItBuy", "version": "1"},
+        "instructions": f"Call {TOOL} with an arc-leaderboard-submission/v1 object to submit an agent's run.",
+    }
+
+
+async def ask(request: Request) -> Response:
+    site: Site = request.app.state.site
+    try:
+        message = _request(await bounded_body(request, MAX_REQUEST))
+    except RpcError as error:
+        return _error(error)
+    method, params, id_ = message["method"], message.get("params", {}), message.get("id")
+    if "id" not in message:  # a notification (e.g. notifications/initialized): nothing to answer
+        return Response(status_code=202)
+    try:
+        if method == "initialize":
+            return _reply(id_, _initialize(params))
+        if method == "ping":
+            return _reply(id_, {})
+        if method == "tools/list":
+            return _reply(id_, {"tools": [tool()]})
+        if method == "tools/call":
+            return _reply(id_, await _call(site, request, params, id_))
+        raise RpcError(-32601, f"method not found: {method}", id_)
+    except RpcError as error:
+        return _error(error)
+
+
+routes = [Route("/api/ask", ask, methods=["POST"])]

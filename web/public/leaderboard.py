@@ -1,0 +1,103 @@
+"""The submissions table of outside agents: `/leaderboard` and `/api/leaderboard.json` (CC BY 4.0).
+
+The site keeps the table itself: it reads only the LeaderboardSubmission notifications from the log (the recorder
+filters by topic) as the log moves, and folds them with `domain.leaderboard.Book`, which never reads the contact
+or the network key. Page and JSON are rendered once per log position and served with ETags.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from eventsourcing.utils import get_topic
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from domain.arc import ARC_TEST_SET, COURSE_TEST_SET
+from domain.leaderboard import CITATION, EVENTS, Book, document, entry_document
+from domain.record import Record
+from domain.schema import NAME_TO_CLASS, Envelope, name_for_topic, payload_decoder
+from web.rendering import Page, send
+from web.site import Site
+
+TOPICS = [get_topic(NAME_TO_CLASS[name]) for name in EVENTS]
+PAGE = 1000
+JSON = "application/json"
+
+
+class Board:
+    def __init__(self, record: Record) -> None:
+        self.record = record
+        self.book = Book()
+        self._after = 0
+        self._lock = threading.Lock()
+
+    def listener(self, head: int) -> None:
+        with self._lock:
+            while batch := self.record.recorder.select_notifications(
+                self._after, PAGE, topics=TOPICS, inclusive_of_start=False
+            ):
+                for n in batch:
+                    name = name_for_topic(n.topic)
+                    payload = payload_decoder(name).decode(n.state)
+                    self.book.apply(Envelope(n.id, str(n.originator_id), n.originator_version, name, payload))
+                self._after = batch[-1].id
+
+    def json(self) -> bytes:
+        with self._lock:
+            return document(self.book)
+
+    def context(self) -> dict[str, Any]:
+        with self._lock:
+            listed = {s: [_row(e) for e in self.book.listed(s)] for s in ("verified", "unverified", "rejected")}
+        return {"nav": "leaderboard", "listed": listed, "arc": ARC_TEST_SET, "course": COURSE_TEST_SET,
+                "citation": CITATION}
+
+
+def _row(entry: Any) -> dict[str, Any]:
+    doc = entry_document(entry)
+    doc["agent"] = {k: doc["agent"].get(k) for k in ("name", "version", "builder", "url", "path", "model")}
+    rate = doc["cart_success"]
+    doc["percent"] = _percent(rate["share"])
+    doc["low"], doc["high"] = _percent(rate["low"]), _percent(rate["high"])
+    return doc
+
+
+def _percent(decimal: str) -> str:
+    return f"{float(decimal) * 100:.0f}"
+
+
+async def start(site: Site) -> Board:
+    board = Board(site.runtime.record)
+    site.services["board"] = board
+    site.listeners.append(board.listener)
+    await site.call(board.listener, 0)
+    return board
+
+
+def board_of(site: Site) -> Board:
+    return site.services["board"]  # type: ignore[no-any-return]
+
+
+async def leaderboard_page(request: Request) -> Response:
+    site: Site = request.app.state.site
+    key = ("leaderboard", site.version)
+    page = site.cache.get(key)
+    if page is None:
+        context = await site.call(board_of(site).context)
+        page = site.cache.put(key, await site.call(site.renderer.page, "leaderboard.html", context))
+    return send(request, page, max_age=30)
+
+
+async def leaderboard_json(request: Request) -> Response:
+    site: Site = request.app.state.site
+    key = ("leaderboard.json", site.version)
+    page = site.cache.get(key) or site.cache.put(key, Page(await site.call(board_of(site).json), JSON))
+    response = send(request, page, max_age=30)
+    response.headers["Access-Control-Allow-Origin"] = "*"
+    return response
+
+
+routes = [Route("/leaderboard", leaderboard_page), Route("/api/leaderboard.json", leaderboard_json)]

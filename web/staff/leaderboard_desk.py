@@ -1,0 +1,182 @@
+"""Verifying leaderboard submissions: list them, draw the sample to re-run, record the re-runs' outcomes (which
+decide verified or rejected), check a course run's lab receipts, or reject a submission with the reason.
+
+The draw's seed is made here, recorded with the sample, and anyone can redo the draw from it. The re-runs
+themselves are made with `canitbuy arc run --test-set FILE --ids ...`; this desk records what they found.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any, Protocol
+from uuid import UUID
+
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from adapters.receipts import HttpxReceiptVerifier, ReceiptKeysError
+from domain.arc import ARC_TEST_SET, test_set_named
+from domain.receipts import ReceiptCheck
+from domain.record import UnknownSubmissionError
+from domain.submissions import LeaderboardSubmission, SubmissionError
+from domain.verification import (
+    RERUN_OUTCOMES,
+    can_verify_by_receipts,
+    draw_sample,
+    judge_receipts,
+    judge_reruns,
+    reported_outcomes,
+    sample_pool,
+)
+from web.errors import NotFound
+from web.public.leaderboard import board_of
+from web.site import Site
+from web.staff.guard import render, staff_action, staff_page
+from web.staff.session import Session
+
+
+class ReceiptVerifier(Protocol):
+    """Checks one lab receipt against the lab's published keys (adapters.receipts.HttpxReceiptVerifier)."""
+
+    async def verify(self, compact: str, station: str | None = None) -> ReceiptCheck: ...
+
+
+def start(site: Site) -> None:
+    origin = site.settings.lab_url or f"https://s01.{site.settings.lab_domain}"
+    site.services.setdefault("receipt_verifier", HttpxReceiptVerifier(origin))
+
+
+def _id(request: Request) -> UUID:
+    try:
+        return UUID(request.path_params["sid"])
+    except ValueError:
+        raise NotFound("There is no submission at this address.") from None
+
+
+async def _entry(site: Site, sid: UUID) -> LeaderboardSubmission:
+    try:
+        return await site.call(site.runtime.record.leaderboard_submission, sid)
+    except UnknownSubmissionError:
+        raise NotFound("There is no such submission.") from None
+
+
+@staff_page
+async def submissions(request: Request, session: Session) -> Response:
+    site: Site = request.app.state.site
+    entries = list(reversed(board_of(site).book.listed()))
+    return render(request, "staff/leaderboard.html", session, {"nav": "", "entries": entries})
+
+
+async def _detail(request: Request, session: Session, error: str | None = None, status: int = 200) -> Response:
+    site: Site = request.app.state.site
+    sid = _id(request)
+    entry = await _entry(site, sid)
+    submission = entry.parsed()
+    items = test_set_named(submission.test_set).by_id()
+    reported = reported_outcomes(submission)
+    sample = [{"id": i, "reported": reported.get(i, ""), "url": items[i].product_url if i in items else ""}
+              for i in entry.sample or []]
+    set_file = "arc-100-v1.csv" if submission.test_set == ARC_TEST_SET else "course-2.1.csv"
+    context: dict[str, Any] = {
+        "nav": "", "sid": str(sid), "entry": entry, "submission": submission, "sample": sample,
+        "outcomes": RERUN_OUTCOMES, "receipts": can_verify_by_receipts(submission), "error": error,
+        "done": request.query_params.get("done"),
+        "command": f"canitbuy arc run --test-set {set_file} --ids {','.join(entry.sample or [])} --model NAME",
+    }
+    return render(request, "staff/submission.html", session, context, status)
+
+
+@staff_page
+async def detail(request: Request, session: Session) -> Response:
+    return await _detail(request, session)
+
+
+def _done(sid: UUID, what: str) -> Response:
+    return RedirectResponse(f"/staff/leaderboard/{sid}?done={what.replace(' ', '+')}", status_code=303)
+
+
+@staff_action(max_fields=10)
+async def start_verification(request: Request, session: Session, form: FormData) -> Response:
+    site: Site = request.app.state.site
+    sid = _id(request)
+    entry = await _entry(site, sid)
+    seed = secrets.token_hex(16)
+    sample = draw_sample(sample_pool(entry.parsed()), seed)
+    try:
+        await site.call(site.runtime.record.start_verification, sid, method="rerun", seed=seed, sample=sample,
+                        by=session.email)
+    except SubmissionError as error:
+        return await _detail(request, session, str(error), 400)
+    await site.refresh()
+    return _done(sid, f"{len(sample)} stores drawn to re-run")
+
+
+@staff_action(max_fields=40)
+async def record_reruns(request: Request, session: Session, form: FormData) -> Response:
+    site: Site = request.app.state.site
+    sid = _id(request)
+    entry = await _entry(site, sid)
+    sample = entry.sample or []
+    reruns = {i: str(form.get(f"rerun_{i}", "")) for i in sample if form.get(f"rerun_{i}")}
+    try:
+        judgement = judge_reruns(reported_outcomes(entry.parsed()), sample, reruns)
+        await site.call(site.runtime.record.record_verification, sid, judgement, by=session.email)
+    except (ValueError, SubmissionError) as error:
+        return await _detail(request, session, str(error), 400)
+    await site.refresh()
+    return _done(sid, "verified" if judgement.verified else "rejected: " + judgement.reason[:80])
+
+
+@staff_action(max_fields=10)
+async def check_receipts(request: Request, session: Session, form: FormData) -> Response:
+    site: Site = request.app.state.site
+    sid = _id(request)
+    entry = await _entry(site, sid)
+    submission = entry.parsed()
+    if not can_verify_by_receipts(submission):
+        return await _detail(request, session, "only a course run whose every success carries a receipt", 400)
+    verifier: ReceiptVerifier = site.services["receipt_verifier"]
+    checks: dict[str, ReceiptCheck] = {}
+    try:
+        for result in submission.results:
+            if result.receipt and result.id:
+                checks[result.id] = await verifier.verify(result.receipt, result.id)
+    except ReceiptKeysError as error:
+        return await _detail(request, session, f"the lab's receipt keys could not be fetched: {error}", 502)
+    judgement = judge_receipts(submission, checks)
+    record = site.runtime.record
+    try:
+        await site.call(record.start_verification, sid, method="receipts", seed="", sample=sorted(checks),
+                        by=session.email)
+        await site.call(record.record_verification, sid, judgement, by=session.email)
+    except SubmissionError as error:
+        return await _detail(request, session, str(error), 400)
+    await site.refresh()
+    return _done(sid, "verified by receipts" if judgement.verified else "rejected: " + judgement.reason[:80])
+
+
+@staff_action(max_fields=10)
+async def reject(request: Request, session: Session, form: FormData) -> Response:
+    site: Site = request.app.state.site
+    sid = _id(request)
+    try:
+        await site.call(site.runtime.record.reject_submission, sid, reason=str(form.get("reason", "")),
+                        by=session.email)
+    except UnknownSubmissionError:
+        raise NotFound("There is no such submission.") from None
+    except SubmissionError as error:
+        return await _detail(request, session, str(error), 400)
+    await site.refresh()
+    return _done(sid, "rejected")
+
+
+routes = [
+    Route("/leaderboard", submissions),
+    Route("/leaderboard/{sid:str}", detail),
+    Route("/leaderboard/{sid:str}/start", start_verification, methods=["POST"]),
+    Route("/leaderboard/{sid:str}/reruns", record_reruns, methods=["POST"]),
+    Route("/leaderboard/{sid:str}/receipts", check_receipts, methods=["POST"]),
+    Route("/leaderboard/{sid:str}/reject", reject, methods=["POST"]),
+]
