@@ -1,0 +1,186 @@
+"""`canitbuy week run | schedule`: the weekly course, executed now; and the schedule's catch-up.
+
+These join the `week` command (whose `publish` and `show` live in week.py): this module registers after it
+and adds its subcommands to the same group.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from adapters.settings import Settings, SettingsError
+from adapters.wiring import Runtime, build_runtime
+from domain.weeks import WeekError, parse_week, week_of
+from ops.cli import CommandError
+from ops.local_services import local_services
+from ops.progress import Progress, Tally
+from ops.week_course import CourseRun
+from workers.agents import UnknownModelError, is_known
+from workers.ledger import RunLedger
+from workers.plan import schedule_course, schedule_repeats
+from workers.schedule import catch_up, publish, week_models
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    week = subparsers.choices.get("week") or subparsers.add_parser("week", help="run, publish and inspect weeks")
+    group = next((a for a in week._actions if isinstance(a, argparse._SubParsersAction)), None)
+    if group is None:
+        group = week.add_subparsers(dest="week_command", metavar="WEEK_COMMAND", required=True)
+    run = group.add_parser("run", help="schedule the line-up over the course and execute it now")
+    run.add_argument("--week", help="ISO week the results count for (default: this week, UTC)")
+    run.add_argument("--models", help="comma-separated models or built-in agents (default: the week's line-up; "
+                                      "the five built-in agents when no model key is configured)")
+    run.add_argument("--stations", help="comma-separated subset of stations, for trials (a partial week ranks "
+                                        "no model: every obstacle station is needed)")
+    run.add_argument("--repeats", type=int, default=1, help="runs per station and model (k, default 1)")
+    run.add_argument("--concurrency", type=int, help="runs at once in-process (default CANITBUY_CONCURRENCY)")
+    run.add_argument("--publish", action="store_true", help="publish the week when its runs are over")
+    run.add_argument("--json", action="store_true", help="print one JSON object (progress goes to stderr)")
+    run.set_defaults(handler=run_week)
+    schedule = group.add_parser("schedule", help="do what the schedule says is due (line-up Monday 06:00 UTC, "
+                                                  "repeats Monday 14:00, then publication); safe to repeat")
+    schedule.add_argument("--now", help="pretend it is this UTC time (ISO 8601), e.g. to catch up a past Monday")
+    schedule.add_argument("--no-execute", action="store_true", help="only schedule; workers execute later")
+    schedule.set_defaults(handler=run_schedule)
+
+
+def _settings(concurrency: int | None = None) -> Settings:
+    try:
+        settings = Settings.from_env()
+    except SettingsError as error:
+        raise CommandError(str(error)) from None
+    if concurrency is not None:
+        if not 1 <= concurrency <= 64:
+            raise CommandError("--concurrency must be between 1 and 64")
+        import msgspec
+
+        settings = msgspec.structs.replace(settings, concurrency=concurrency)
+    if settings.redis_url and not settings.lab_url:
+        raise CommandError("with CANITBUY_REDIS_URL set, workers need CANITBUY_LAB_URL (where the stations answer)")
+    return settings
+
+
+def _models(text: str | None, runtime: Runtime, week: str) -> list[str]:
+    models = [m.strip() for m in text.split(",") if m.strip()] if text else week_models(runtime, week)
+    unknown = [m for m in models if not is_known(m)]
+    if unknown:
+        raise CommandError(str(UnknownModelError(unknown[0])))
+    return list(dict.fromkeys(models))
+
+
+def _stations(text: str | None) -> list[str] | None:
+    if not text:
+        return None
+    from domain.course import load_course
+
+    codes = [c.strip() for c in text.split(",") if c.strip()]
+    unknown = [c for c in codes if c not in load_course().codes]
+    if unknown:
+        raise CommandError(f"no station {unknown[0]!r} in the course (s01..s18)")
+    return codes
+
+
+def run_week(args: argparse.Namespace) -> int:
+    settings = _settings(args.concurrency)
+    if not 1 <= args.repeats <= 20:
+        raise CommandError("--repeats must be between 1 and 20")
+    try:
+        week = parse_week(args.week) if args.week else week_of(datetime.now(UTC))
+    except WeekError as error:
+        raise CommandError(str(error)) from None
+    stream = sys.stderr if args.json else sys.stdout
+    progress = Progress(stream, stream.isatty())
+    with build_runtime(settings) as runtime, local_services(settings) as services:
+        models = _models(args.models, runtime, week)
+        ledger = RunLedger(runtime.record)
+        course = CourseRun(runtime, ledger, progress, settings.concurrency, services.lab_url,
+                           services.directory_url, [])
+        stations = _stations(args.stations)
+        ids = schedule_course(runtime, week, models, repeats=args.repeats, requested_by="cli", stations=stations)
+        anyio.run(course.execute, [str(i) for i in ids])
+        # The Monday repeat, done at once: each cell cut short gets one more attempt, counted for this week.
+        ledger.refresh()
+        repeats = schedule_repeats(runtime, ledger, week, requested_by="cli")
+        if repeats:
+            anyio.run(course.execute, [str(i) for i in repeats])
+        progress.end()
+        ledger.refresh()
+        summary = _summary(runtime, ledger, week, models, course.run_ids, args.publish)
+    _print(summary, args.json, stream)
+    return 0 if summary["totals"]["unfinished"] == 0 else 1
+
+
+def _summary(runtime: Runtime, ledger: RunLedger, week: str, models: list[str], run_ids: list[str],
+             publish_it: bool) -> dict[str, Any]:
+    from adapters.readmodels import ReadModels
+
+    runs = ledger.of(run_ids)
+    tally = Tally.of(runs, len(runs))
+    published = publish(runtime, week) if publish_it else None
+    readmodels = ReadModels(runtime.settings, runtime.record)
+    readmodels.catch_up()
+    ranking = json.loads(readmodels.week_documents(week).ranking)
+    entries = [
+        {"model": e["model"], "label": e.get("label", e["model"]), "place": e["place"], "ranked": e["ranked"],
+         "passed": e["passed"], "of": e["of"], "control_passed": e["control_passed"]}
+        for e in ranking.get("entries", []) if e["model"] in models
+    ]
+    return {
+        "week": week, "models": models,
+        "totals": {"runs": tally.total, "passed": tally.passed, "failed": tally.failed,
+                   "cut_short": tally.cut_short, "unfinished": tally.total - tally.done},
+        "runs": [{"run_id": r.run_id, "model": r.model, "station": r.station, "repeat": r.repeat,
+                  "attempt": r.attempt, "status": r.status, "outcome": r.outcome, "passed": r.passed,
+                  "cause": r.cause} for r in runs],
+        "ranking": entries,
+        "published": None if published is None else {
+            "position": published.position, "ranking_sha256": published.ranking_sha256,  # type: ignore[attr-defined]
+            "matrix_sha256": published.matrix_sha256},  # type: ignore[attr-defined]
+    }
+
+
+def _print(summary: dict[str, Any], as_json: bool, stream: Any) -> None:
+    if as_json:
+        print(json.dumps(summary, sort_keys=True))
+        return
+    t = summary["totals"]
+    print(f"\n{summary['week']}: {t['runs']} runs, {t['passed']} passed, {t['failed']} failed, "
+          f"{t['cut_short']} cut short, {t['unfinished']} unfinished")
+    print(f"{'place':>5}  {'model':<24} {'passed':>6}  control")
+    for e in sorted(summary["ranking"], key=lambda e: (e["place"] is None, e["place"] or 0, e["model"])):
+        place = str(e["place"]) if e["ranked"] else "-"
+        print(f"{place:>5}  {e['label']:<24} {e['passed']:>3}/{e['of']:<2}  {'yes' if e['control_passed'] else 'no'}")
+    if summary["published"]:
+        print(f"published at log position {summary['published']['position']}")
+
+
+def run_schedule(args: argparse.Namespace) -> int:
+    settings = _settings()
+    try:
+        now = datetime.fromisoformat(args.now) if args.now else datetime.now(UTC)
+    except ValueError:
+        raise CommandError(f"--now {args.now!r} is not an ISO 8601 time") from None
+    now = now if now.tzinfo else now.replace(tzinfo=UTC)
+    with build_runtime(settings) as runtime:
+        ledger = RunLedger(runtime.record)
+        # Publication waits for execution in the embedded default, so run the schedule first without it.
+        done = catch_up(runtime, ledger, now, models=week_models(runtime, week_of(now)), publish=None)
+        print(f"scheduled {len(done.lineup)} line-up runs and {len(done.repeats)} repeats (existing ones kept)")
+        if not args.no_execute:
+            ledger.refresh()
+            pending = [r.run_id for r in ledger.open_runs()]
+            with local_services(settings) as services:
+                course = CourseRun(runtime, ledger, Progress(sys.stdout, sys.stdout.isatty()),
+                                   settings.concurrency, services.lab_url, services.directory_url, [])
+                anyio.run(course.execute, pending)
+                course.progress.end()
+        published = catch_up(runtime, ledger, now, models=[], publish=publish).published
+        print(f"published: {', '.join(published) if published else 'nothing due'}")
+    return 0

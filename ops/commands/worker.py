@@ -1,0 +1,98 @@
+"""`canitbuy worker [--check]`: an arq worker executing runs (start as many as you like, on any machine).
+
+It needs CANITBUY_REDIS_URL and CANITBUY_LAB_URL (and the same database as every other process). `--check`
+says whether this machine reaches Redis, the database and Chromium, and exits 0 or 1: a health check for
+systemd, compose or a load balancer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+
+from adapters.settings import Settings, SettingsError
+from ops.cli import CommandError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    worker = subparsers.add_parser("worker", help="execute runs from the queue (arq; needs CANITBUY_REDIS_URL)")
+    worker.add_argument("--check", action="store_true", help="check Redis, the database and Chromium; exit 0/1")
+    worker.add_argument("--lease-seconds", type=float, default=None,
+                        help="how soon a killed worker's run is noticed (default 30)")
+    worker.add_argument("--schedule", action="store_true",
+                        help="also keep the schedule (line-up Monday 06:00 UTC, repeats 14:00, publication); "
+                             "safe on several workers at once")
+    worker.add_argument("--burst", action="store_true", help="stop when the queue is empty (tests, batch jobs)")
+    worker.set_defaults(handler=run_worker)
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    try:
+        settings = Settings.from_env()
+    except SettingsError as error:
+        raise CommandError(str(error)) from None
+    if args.check:
+        return asyncio.run(_check(settings))
+    if not settings.redis_url:
+        raise CommandError("CANITBUY_REDIS_URL is not set: without Redis, runs execute in-process (week run)")
+    if not settings.lab_url:
+        raise CommandError("CANITBUY_LAB_URL is not set: a worker must know where the stations answer")
+    from arq.worker import run_worker as arq_run_worker
+
+    from workers.arq_app import WorkerSettings, redis_settings
+    from workers.leases import DEFAULT_LEASE_SECONDS
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    ctx = {"settings": settings, "lease_seconds": args.lease_seconds or DEFAULT_LEASE_SECONDS}
+    extra = {} if args.schedule else {"cron_jobs": []}
+    arq_run_worker(WorkerSettings, redis_settings=redis_settings(settings),  # type: ignore[arg-type]
+                   max_jobs=settings.concurrency, ctx=ctx, burst=args.burst, **extra)
+    return 0
+
+
+async def _check(settings: Settings) -> int:
+    checks = {"redis": _redis(settings), "database": _database(settings), "chromium": _chromium(settings)}
+    failed = 0
+    for name, probe in checks.items():
+        try:
+            detail = await asyncio.wait_for(probe, 20)
+            print(f"ok    {name}: {detail}")
+        except Exception as error:  # noqa: BLE001 - every failure is reported, in one line
+            failed += 1
+            print(f"FAIL  {name}: {type(error).__name__}: {error}".splitlines()[0])
+    return 1 if failed else 0
+
+
+async def _redis(settings: Settings) -> str:
+    if not settings.redis_url:
+        raise RuntimeError("CANITBUY_REDIS_URL is not set")
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(settings.redis_url, socket_connect_timeout=5)
+    try:
+        await client.ping()
+        info = await client.info("server")
+        return f"reached, Redis {info.get('redis_version', '?')}"
+    finally:
+        await client.aclose()
+
+
+async def _database(settings: Settings) -> str:
+    from adapters.wiring import build_runtime
+
+    def probe() -> str:
+        with build_runtime(settings) as runtime:
+            return f"reached ({settings.backend}), log position {runtime.record.head_position()}"
+
+    return await asyncio.to_thread(probe)
+
+
+async def _chromium(settings: Settings) -> str:
+    from adapters.browser.playwright_browser import PlaywrightBrowser
+
+    browser = await PlaywrightBrowser(None, executable=settings.chromium_path).start()
+    try:
+        return f"launched {browser.version}"
+    finally:
+        await browser.stop()

@@ -1,0 +1,139 @@
+"""The actor: `execute_run(ctx, run_id)` executes one scheduled run, wherever it is called from.
+
+The same function is the arq job and the embedded pool's task. Delivery is at least once, so it is idempotent:
+a run already finished or cut short is skipped, and so is a run whose lease another worker holds. A run found
+`running` with a free lease was left by a worker that died: it cannot be resumed (its page state is gone), so it
+is cut short (our error) and the schedule repeats it. Failures map to causes: the model unreachable is
+`model_connection`; anything else of ours (the browser crashing, the lab unreachable) is `our_error`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import asynccontextmanager
+from typing import Any
+from uuid import UUID
+
+import anyio
+import anyio.to_thread
+
+from adapters.run_recorder import with_retries
+from domain.agent_ports import ModelConnectionError
+from domain.episode import CutShort, Episode
+from domain.judge import judge_answer
+from domain.runs import Run
+from domain.verdicts import Verdict
+from workers.resources import Resources
+
+log = logging.getLogger("canitbuy.worker")
+
+LOST_WORKER = "the worker executing this run was lost (its lease lapsed); the run cannot be resumed"
+
+
+async def execute_run(ctx: dict[str, Any], run_id: str) -> str:
+    """Execute the run; returns a short word for logs and arq results: skipped:*, passed, failed, cut_short."""
+    res: Resources = ctx["resources"]
+    rid = UUID(run_id)
+    run = await anyio.to_thread.run_sync(lambda: with_retries(lambda: res.runtime.record.get_run(rid), "loading"))
+    if run.is_over:
+        return f"skipped: {run.status}"
+    leased = await anyio.to_thread.run_sync(res.leases.acquire, run_id, res.worker_name, res.lease_seconds)
+    if not leased:
+        return "skipped: leased elsewhere"
+    try:
+        if run.status == "running":
+            await res.runtime.recorder(rid).cut_short("our_error", LOST_WORKER, steps=run.steps_recorded,
+                                                      seconds=0.0)
+            return "cut_short"
+        async with _heartbeat(res, run_id):
+            outcome = await _execute(res, run)
+    finally:
+        await anyio.to_thread.run_sync(res.leases.release, run_id, res.worker_name)
+    return outcome
+
+
+async def _execute(res: Resources, run: Run) -> str:
+    recorder = res.runtime.recorder(run.id)
+    began = time.monotonic()
+    try:
+        task = res.task_for(run)
+        agent_version = res.agent_version(run.model)
+        await recorder.started(worker=res.worker_name, browser_version=res.browser_version(run.kind),
+                               agent_version=agent_version)
+        if run.kind == "reader":
+            return await _read(res, run, task, began)
+        session = await res.browser_session(task.start_url)
+    except ModelConnectionError as error:
+        await recorder.cut_short("model_connection", str(error), steps=0, seconds=time.monotonic() - began)
+        return "cut_short"
+    except Exception as error:  # noqa: BLE001 - ours: recorded as such, never silently dropped
+        log.exception("run %s could not start", run.id)
+        res.browser_suspect()
+        await recorder.cut_short("our_error", f"{type(error).__name__}: {error}", steps=0,
+                                 seconds=round(time.monotonic() - began, 3))
+        return "cut_short"
+    try:
+        agent = res.agent_for(run.model)
+        episode = Episode(session=session, agent=agent, task=task, recorder=recorder, blobs=res.runtime.blobs,
+                          clock=time.monotonic)
+        result = await episode.run()
+    finally:
+        with anyio.CancelScope(shield=True):
+            await _close_quietly(session)
+    if isinstance(result, CutShort):
+        if result.cause == "our_error":
+            res.browser_suspect()  # a crashed Chromium is relaunched before the next run
+        return "cut_short"
+    return "passed" if result.passed else "failed"
+
+
+async def _read(res: Resources, run: Run, task: Any, began: float) -> str:
+    """s12: the reader answers without a browser; code grades the answer."""
+    recorder = res.runtime.recorder(run.id)
+    try:
+        answer = await res.reader_for(run.model, task.start_url).answer(task)
+    except ModelConnectionError as error:
+        await recorder.cut_short("model_connection", str(error), steps=0,
+                                 seconds=round(time.monotonic() - began, 3))
+        return "cut_short"
+    except Exception as error:  # noqa: BLE001
+        log.exception("reader run %s failed", run.id)
+        await recorder.cut_short("our_error", f"{type(error).__name__}: {error}", steps=0,
+                                 seconds=round(time.monotonic() - began, 3))
+        return "cut_short"
+    verdict: Verdict = judge_answer(answer)
+    await recorder.finished(verdict, steps=0, seconds=round(time.monotonic() - began, 3))
+    return "passed" if verdict.passed else "failed"
+
+
+async def _close_quietly(session: Any) -> None:
+    try:
+        with anyio.fail_after(10):
+            await session.close()
+    except Exception:  # noqa: BLE001 - a crashed browser cannot close its context; nothing is lost
+        log.debug("closing a browser session failed", exc_info=True)
+
+
+@asynccontextmanager
+async def _heartbeat(res: Resources, run_id: str):  # type: ignore[no-untyped-def]
+    """Renew the lease every third of its time while the run executes."""
+
+    async def beat() -> None:
+        while True:
+            await anyio.sleep(res.lease_seconds / 3)
+            try:
+                held = await anyio.to_thread.run_sync(res.leases.renew, run_id, res.worker_name, res.lease_seconds)
+            except Exception:  # noqa: BLE001 - a database restart: keep beating, the lease has slack
+                log.warning("lease renewal for run %s failed; retrying", run_id)
+                continue
+            if not held:
+                log.error("run %s: lease lost to another worker; its appends will be refused", run_id)
+                return
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(beat)
+        try:
+            yield
+        finally:
+            group.cancel_scope.cancel()

@@ -1,0 +1,104 @@
+"""What a week's course is made of, and scheduling it exactly once.
+
+Every scheduled run has a deterministic id: uuid5 of course version, week, model, station, repeat and attempt.
+Scheduling the same run twice (a cron firing twice, two schedulers catching up at once, `week run` started
+again) is therefore a no-op: existing runs are skipped, and the event store's version check rejects the loser
+of a race (IntegrityError), which we take as "already scheduled".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from uuid import NAMESPACE_URL, UUID, uuid5
+
+from eventsourcing.persistence import IntegrityError
+
+from adapters.run_recorder import with_retries
+from adapters.wiring import Runtime
+from domain.course import CURRENT_VERSION, load_course
+from domain.record import UnknownRunError
+from workers.ledger import RunLedger
+
+RUN_NAMESPACE = uuid5(NAMESPACE_URL, "canitbuy:run")
+MAX_ATTEMPTS = 2
+"""The first run and one repeat on Monday afternoon; still missing after that, the cell stays empty."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    model: str
+    station: str
+    repeat: int = 0
+
+
+def run_id_for(week: str, cell: Cell, attempt: int, course_version: str = CURRENT_VERSION) -> UUID:
+    return uuid5(RUN_NAMESPACE, f"{course_version}/{week}/{cell.model}/{cell.station}/{cell.repeat}/{attempt}")
+
+
+def course_cells(
+    models: Sequence[str], repeats: int = 1, course_version: str = CURRENT_VERSION,
+    stations: Sequence[str] | None = None,
+) -> list[Cell]:
+    """Every model on every station (or the given ones), k repeats; the control first for each model, so that
+    an obstacle run means something (the same agent got through s01 the same day)."""
+    course = load_course(course_version)
+    control = course.control.code
+    codes = [c for c in course.codes if stations is None or c in stations]
+    first = [Cell(m, control, r) for m in models for r in range(repeats) if control in codes]
+    rest = [Cell(m, code, r) for code in codes if code != control for m in models for r in range(repeats)]
+    return first + rest
+
+
+def _exists(runtime: Runtime, run_id: UUID) -> bool:
+    try:
+        runtime.record.get_run(run_id)
+        return True
+    except UnknownRunError:
+        return False
+
+
+def schedule_cells(
+    runtime: Runtime, week: str, cells: Iterable[tuple[Cell, int]], *, requested_by: str,
+    course_version: str = CURRENT_VERSION,
+) -> list[UUID]:
+    """Schedule (cell, attempt) pairs not yet scheduled, in one transaction; returns every id in order."""
+    ids: list[UUID] = []
+    specs = []
+    for cell, attempt in cells:
+        run_id = run_id_for(week, cell, attempt, course_version)
+        ids.append(run_id)
+        if not with_retries(lambda r=run_id: _exists(runtime, r), "checking a run"):
+            specs.append(runtime.runs.run_spec(
+                station=cell.station, model=cell.model, requested_by=requested_by, week=week,
+                course_version=course_version, attempt=attempt, repeat=cell.repeat, id=run_id,
+            ))
+    try:
+        with_retries(lambda: runtime.record.schedule_runs(specs), f"scheduling {len(specs)} runs")
+    except IntegrityError:
+        # Another scheduler won part of the race: store the rest one by one.
+        for spec in specs:
+            try:
+                with_retries(lambda s=spec: runtime.record.schedule_runs([s]), "scheduling a run")
+            except IntegrityError:
+                continue
+    return ids
+
+
+def schedule_course(
+    runtime: Runtime, week: str, models: Sequence[str], *, repeats: int = 1, requested_by: str,
+    stations: Sequence[str] | None = None,
+) -> list[UUID]:
+    cells = course_cells(models, repeats, stations=stations)
+    return schedule_cells(runtime, week, ((c, 1) for c in cells), requested_by=requested_by)
+
+
+def schedule_repeats(runtime: Runtime, ledger: RunLedger, week: str, *, requested_by: str) -> list[UUID]:
+    """A repeat (attempt + 1, counted for the same week) of every cell whose newest attempt was cut short."""
+    due = [
+        (Cell(r.model, r.station, r.repeat), r.attempt + 1)
+        for r in ledger.newest_attempts(week)
+        if r.status == "cut_short" and r.attempt < MAX_ATTEMPTS
+    ]
+    due.sort(key=lambda pair: (pair[0].station != load_course().control.code, pair[0].station, pair[0].model))
+    return schedule_cells(runtime, week, due, requested_by=requested_by)

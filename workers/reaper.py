@@ -1,0 +1,40 @@
+"""The reaper: whoever notices a lapsed lease cuts its run short (our error), so a killed worker's half run
+is never left `running` and is never a result. The Monday repeat (workers/plan.py) runs the cell again.
+
+It runs at worker start and then every lease period (arq workers), and before `week run` executes anything.
+"""
+
+from __future__ import annotations
+
+import logging
+from uuid import UUID
+
+from eventsourcing.persistence import IntegrityError
+
+from adapters.run_recorder import with_retries
+from adapters.wiring import Runtime
+from domain.runs import RunError
+from workers.executor import LOST_WORKER
+from workers.leases import LeaseStore
+
+log = logging.getLogger("canitbuy.reaper")
+
+
+def reap(runtime: Runtime, leases: LeaseStore) -> list[str]:
+    """Cut short every running run whose lease lapsed; returns their ids (synchronous: use a thread)."""
+    reaped = []
+    for lapsed in leases.lapsed():
+        run = with_retries(lambda r=lapsed.run_id: runtime.record.get_run(UUID(r)), "loading a run")
+        if run.status == "running":
+            log.warning("run %s: the lease of %s lapsed; cutting the run short", lapsed.run_id, lapsed.holder)
+            try:
+                with_retries(
+                    lambda r=run: runtime.record.cut_short_run(r.id, "our_error", LOST_WORKER,
+                                                               steps=r.steps_recorded),
+                    "cutting a run short",
+                )
+                reaped.append(lapsed.run_id)
+            except (RunError, IntegrityError):
+                pass  # the holder was alive after all and ended the run first: its ending stands
+        leases.forget(lapsed.run_id)  # only while still lapsed: a worker that renewed meanwhile keeps it
+    return reaped

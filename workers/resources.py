@@ -1,0 +1,134 @@
+"""What an executor needs, built once per process (arq's on_startup, or the embedded pool's start).
+
+One Chromium is shared by every run of the process (a fresh context per run); it starts on first need, so a
+worker that only reads never launches it, and it is relaunched when a run saw it crash.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+
+from adapters.browser.playwright_browser import PlaywrightBrowser
+from adapters.wiring import Runtime
+from domain.agent_ports import Agent, BrowserSession, Reader, Task
+from domain.course import load_course
+from domain.judge import BRIEF_MAX_TOTAL_CENTS
+from domain.runs import Run
+from domain.tasks import task_text
+from workers.agents import AgentFactory
+from workers.leases import DEFAULT_LEASE_SECONDS, LeaseStore
+
+log = logging.getLogger("canitbuy.worker")
+
+
+def worker_name() -> str:
+    """Host and process: which worker ran a run is part of its Started event."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+@dataclass(frozen=True)
+class Lab:
+    """Where the stations answer: sNN.<domain> on the lab URL's scheme and port."""
+
+    url: str
+    domain: str
+
+    def station_url(self, station: str, path: str = "/") -> str:
+        parts = urlsplit(self.url)
+        port = f":{parts.port}" if parts.port else ""
+        return f"{parts.scheme}://{station}.{self.domain}{port}{path}"
+
+
+@dataclass
+class Resources:
+    runtime: Runtime
+    leases: LeaseStore
+    lab: Lab
+    agents: AgentFactory
+    lease_seconds: float = DEFAULT_LEASE_SECONDS
+    worker_name: str = field(default_factory=worker_name)
+    _browser: PlaywrightBrowser | None = None
+    _suspect: bool = False
+    _lock: anyio.Lock = field(default_factory=anyio.Lock)
+
+    def task_for(self, run: Run) -> Task:
+        course = load_course(run.course_version)
+        start = run.target_url or self.lab.station_url(run.station)
+        return Task(kind=run.task, text=task_text(course, run.task), start_url=start,  # type: ignore[arg-type]
+                    max_total_cents=BRIEF_MAX_TOTAL_CENTS if run.task == "shop_brief" else None)
+
+    def agent_for(self, model: str) -> Agent:
+        return self.agents.agent(model)
+
+    def reader_for(self, model: str, store_url: str) -> Reader:
+        return self.agents.reader(model, store_url)
+
+    def agent_version(self, model: str) -> str:
+        return self.agents.version(model)
+
+    def browser_version(self, kind: str) -> str:
+        if kind == "reader":
+            return "reader/httpx"
+        return self._browser.version if self._browser else "chromium"
+
+    def browser_suspect(self) -> None:
+        """A run failed in a way a dead browser explains: check it before the next run."""
+        self._suspect = True
+
+    async def browser_session(self, store_url: str) -> BrowserSession:
+        async with self._lock:
+            if self._browser is None or (self._suspect and not _connected(self._browser)):
+                await self._relaunch()
+            self._suspect = False
+        assert self._browser is not None
+        return await self._browser.session(store_url)
+
+    async def _relaunch(self) -> None:
+        if self._browser is not None:
+            log.warning("relaunching Chromium after a crash")
+            with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                try:
+                    await self._browser.stop()
+                except Exception:  # noqa: BLE001 - the old one is dead already
+                    log.debug("stopping a dead browser failed", exc_info=True)
+        self._browser = await PlaywrightBrowser(
+            self.agents.signer, executable=self.runtime.settings.chromium_path
+        ).start()
+
+    async def aclose(self) -> None:
+        if self._browser is not None:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                await self._browser.stop()
+            self._browser = None
+        await self.agents.aclose()
+        self.leases.close()
+
+
+def _connected(browser: Any) -> bool:
+    # PlaywrightBrowser keeps its Playwright Browser private; ask it when it is there.
+    inner = getattr(browser, "_browser", None)
+    return bool(inner is not None and inner.is_connected())
+
+
+def build_resources(
+    runtime: Runtime, leases: LeaseStore, *, lab_url: str, directory_url: str | None,
+    lease_seconds: float = DEFAULT_LEASE_SECONDS,
+) -> Resources:
+    """The composition of a worker process: no browser yet (it starts on the first browser run)."""
+    from adapters.botauth import BotAuthSigner, load_or_create_key
+
+    settings = runtime.settings
+    origin = directory_url or settings.agent_directory_url
+    signer = None
+    if origin:
+        signer = BotAuthSigner(load_or_create_key(settings.agent_signing_key, settings.data_dir), origin)
+    agents = AgentFactory(settings, runtime.blobs, signer)
+    return Resources(runtime=runtime, leases=leases, lab=Lab(lab_url, settings.lab_domain), agents=agents,
+                     lease_seconds=lease_seconds)

@@ -1,0 +1,112 @@
+"""The schedule: the weekly line-up Monday 06:00 UTC, Monday 14:00 UTC a repeat of every run of the previous
+week that was cut short, and the previous week's publication once those repeats are over.
+
+`catch_up(now)` is the whole schedule as one idempotent function of the clock and the log: it does what is due
+and not yet done. arq's cron calls it every few minutes (and at worker start), `canitbuy week schedule` calls
+it for the embedded default, so a schedule missed during downtime is caught up at the next call and never
+doubled (run ids are deterministic, publications are checked first).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from uuid import UUID
+
+from adapters.wiring import Runtime
+from domain.weeks import previous_week, week_of, week_start
+from workers.ledger import RunLedger
+from workers.plan import schedule_course, schedule_repeats
+
+log = logging.getLogger("canitbuy.schedule")
+
+LINEUP_AT = timedelta(hours=6)
+"""After Monday 00:00 UTC."""
+REPEAT_AT = timedelta(hours=14)
+PUBLISH_BY = timedelta(hours=20)
+"""Publish the previous week once its repeats are over, and at this time at the latest."""
+LOOKBACK_WEEKS = 4
+"""How far back an unpublished week is still published after downtime."""
+
+Publish = Callable[[Runtime, str], object]
+
+
+@dataclass
+class CatchUp:
+    lineup: list[UUID] = field(default_factory=list)
+    repeats: list[UUID] = field(default_factory=list)
+    published: list[str] = field(default_factory=list)
+
+    @property
+    def to_execute(self) -> list[UUID]:
+        return [*self.lineup, *self.repeats]
+
+
+def catch_up(
+    runtime: Runtime, ledger: RunLedger, now: datetime, *, models: Sequence[str], publish: Publish | None,
+    repeats: int = 1,
+) -> CatchUp:
+    """Do what the schedule says is due at `now` (synchronous: call it from a worker thread)."""
+    done = CatchUp()
+    week = week_of(now)
+    since_monday = now - week_start(week)
+    if since_monday >= LINEUP_AT:
+        done.lineup = schedule_course(runtime, week, models, repeats=repeats, requested_by="scheduler")
+    ledger.refresh()
+    last = previous_week(week)
+    if since_monday >= REPEAT_AT:
+        done.repeats = schedule_repeats(runtime, ledger, last, requested_by="scheduler")
+        ledger.refresh()
+    if publish is None:
+        return done
+    for candidate in _unpublished(runtime, ledger, week):
+        open_runs = [r for r in ledger.newest_attempts(candidate) if not r.is_over]
+        repeats_over = candidate != last or (since_monday >= REPEAT_AT and not open_runs)
+        if repeats_over or since_monday >= PUBLISH_BY:
+            publish(runtime, candidate)
+            done.published.append(candidate)
+    return done
+
+
+def _unpublished(runtime: Runtime, ledger: RunLedger, current: str) -> list[str]:
+    """Past weeks (newest LOOKBACK_WEEKS) that have public runs and no publication yet."""
+    weeks, week = [], current
+    for _ in range(LOOKBACK_WEEKS):
+        week = previous_week(week)
+        has_runs = any(r.week == week and r.org is None for r in ledger.runs.values())
+        if has_runs and runtime.record.week_record(week) is None:
+            weeks.append(week)
+    return sorted(weeks)
+
+
+def publish(runtime: Runtime, week: str) -> object:
+    """The core's use case, on the read models of the runtime's store."""
+    from adapters.readmodels import ReadModels
+    from domain.publishing import publish_week
+
+    return publish_week(runtime.record, ReadModels(runtime.settings, runtime.record), week, by="scheduler")
+
+
+def week_models(runtime: Runtime, week: str) -> list[str]:
+    """The line-up in force on the week's Monday (built-in agents when no model key is configured)."""
+    from workers.agents import default_models
+
+    monday = week_start(week).date()
+    return default_models(runtime.settings, runtime.record.lineup().active_on(monday))
+
+
+async def scheduled_catch_up(ctx: dict[str, object], now: datetime) -> str:
+    """The arq cron's and `week schedule`'s entry: catch up in a worker thread, then enqueue what is due."""
+    import anyio.to_thread
+
+    res = ctx["resources"]
+    ledger = ctx.setdefault("ledger", RunLedger(res.runtime.record))  # type: ignore[attr-defined]
+
+    def work() -> CatchUp:
+        models = week_models(res.runtime, week_of(now))  # type: ignore[attr-defined]
+        return catch_up(res.runtime, ledger, now, models=models, publish=publish)  # type: ignore[attr-defined,arg-type]
+
+    done = await anyio.to_thread.run_sync(work)
+    return f"{len(done.lineup)} line-up runs, {len(done.repeats)} repeats, published {done.published or 'none'}"
