@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import logging
+import time
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
 
+import psycopg.errors
+from eventsourcing.persistence import IntegrityError, PersistenceError
 from eventsourcing.postgres import PostgresApplicationRecorder
 from psycopg import sql
 from psycopg.rows import tuple_row
 
 from adapters.settings import Settings
 from domain.record import Clock, Notification, Record, utc_now
+
+log = logging.getLogger(__name__)
 
 
 class StoreConfigError(ValueError):
@@ -88,8 +94,25 @@ def use_fast_log(record: Record) -> Record:
     return record
 
 
-def open_record(settings: Settings, clock: Clock = utc_now) -> Record:
-    """The record, with course 2.1 released on first start."""
-    record = use_fast_log(Record(env=record_env(settings), clock=clock))
-    record.ensure_course_released("2.1")
-    return record
+def open_record(settings: Settings, clock: Clock = utc_now, attempts: int = 5) -> Record:
+    """The record, with course 2.1 released on first start.
+
+    Several processes may start at once on a fresh database: the library's CREATE TABLE IF NOT EXISTS can then
+    collide in PostgreSQL's catalogue, and two first releases of the course conflict. Both are retried; the
+    release that loses finds the other's.
+    """
+    for attempt in range(1, attempts + 1):
+        try:
+            record = use_fast_log(Record(env=record_env(settings), clock=clock))
+        except (PersistenceError, psycopg.errors.UniqueViolation) as error:
+            if attempt == attempts:
+                raise
+            log.info("creating the event tables collided with another process (%s); trying again", error)
+            time.sleep(0.2 * attempt)
+            continue
+        try:
+            record.ensure_course_released("2.1")
+        except IntegrityError:
+            record.ensure_course_released("2.1")  # another process released it first: now it is found
+        return record
+    raise AssertionError("unreachable")
