@@ -1,0 +1,59 @@
+"""What a built-in agent carries from step to step, and the small vocabulary its rules share."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from adapters.agents.profiles import Capabilities
+from domain.actions import Action, Click
+from domain.agent_ports import Decision
+from domain.observation import Element, Observation
+from domain.ports import StepRecord
+
+ADD_TO_CART = r"\badd (?:to (?:cart|bag|basket)|one pair|\w+ pairs?)"
+CHECKOUT = r"check ?out"
+
+
+@dataclass
+class Memory:
+    budget: int | None = None
+    delivery: int | None = None
+    product: str | None = None
+    """The product the agent chose, by name."""
+    rejected: set[str] = field(default_factory=set)
+    """Products found over the shopper's limit."""
+    seen_products: list[str] = field(default_factory=list)
+    told_to_add: list[str] = field(default_factory=list)
+    """Things pages told the agent to add (followed only by agents that take page text as orders)."""
+    added: set[str] = field(default_factory=set)
+    tried_sitemap: bool = False
+
+
+@dataclass
+class Situation:
+    observation: Observation
+    caps: Capabilities
+    memory: Memory
+    history: list[StepRecord]
+
+    @property
+    def text(self) -> str:
+        return self.observation.text
+
+    def usable(self, *, roles: tuple[str, ...] = (), include_hidden: bool = False) -> list[Element]:
+        return [e for e in self.observation.elements if (e.visible or include_hidden) and not e.in_dialog
+                and (not roles or e.role in roles)]
+
+    def find(self, pattern: str, *, roles: tuple[str, ...] = ("button", "link"),
+             enabled: bool = True) -> list[Element]:
+        rx = re.compile(pattern, re.IGNORECASE)
+        return [e for e in self.usable(roles=roles) if rx.search(e.name) and (not enabled or not e.disabled)]
+
+
+def act(action: Action, notes: str) -> Decision:
+    return Decision(action=action, notes=notes)
+
+
+def click(element: Element, notes: str) -> Decision:
+    return act(Click(id=element.id), notes)

@@ -1,0 +1,77 @@
+"""How a built-in agent answers the read question from fetched pages: structured data first, then, if it reads
+text, the visible text of the product page and the help pages."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from adapters.agents.page_facts import cents
+from domain.verdicts import ReadAnswer
+
+if TYPE_CHECKING:
+    from adapters.reader import StorePage
+
+_SIZES = (42, 44)
+
+
+def _nodes(data: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(data, dict):
+        yield data
+        for value in data.values():
+            yield from _nodes(value)
+    elif isinstance(data, list):
+        for value in data:
+            yield from _nodes(value)
+
+
+def from_structured(pages: list[StorePage], product: str) -> dict[str, Any]:
+    facts: dict[str, Any] = {}
+    for page in pages:
+        for node in (n for block in page.json_ld for n in _nodes(block)):
+            if node.get("@type") in ("ProductGroup", "Product") and node.get("name") == product:
+                offers = node.get("offers") or {}
+                price = offers.get("lowPrice") or offers.get("price")
+                if price:
+                    facts.setdefault("price_cents", round(float(price) * 100))
+                for size in _SIZES:
+                    stock = [str((v.get("offers") or {}).get("availability", "")).endswith("InStock")
+                             for v in node.get("hasVariant", []) if v.get("size") == f"EU {size}"]
+                    if stock:
+                        facts.setdefault(f"eu{size}_available", any(stock))
+            rate = node.get("shippingRate")
+            if isinstance(rate, dict) and rate.get("value"):
+                facts.setdefault("delivery_cents", round(float(rate["value"]) * 100))
+            if node.get("merchantReturnDays"):
+                facts.setdefault("return_days", int(node["merchantReturnDays"]))
+    return facts
+
+
+def from_text(pages: list[StorePage], product: str) -> dict[str, Any]:
+    facts: dict[str, Any] = {}
+    for page in pages:
+        heading = re.search(rf"(?m)^{re.escape(product)}\n", page.text)
+        if heading:  # the product's own page: its name as a heading, then the price
+            facts.setdefault("price_cents", cents(page.text[heading.end():heading.end() + 200]))
+            for size in _SIZES:
+                label = re.search(rf"EU {size}\b(\s*,\s*sold out)?", page.text)
+                if label:
+                    facts.setdefault(f"eu{size}_available", label.group(1) is None)
+        delivery = re.search(r"(?i)delivery(?: costs|:)\s*(\$\s?\d+\.\d{2})", page.text)
+        if delivery:
+            facts.setdefault("delivery_cents", cents(delivery.group(1)))
+        days = re.search(r"(?i)return[^.\n]{0,40}?within (\d+) days", page.text)
+        if days:
+            facts.setdefault("return_days", int(days.group(1)))
+    return facts
+
+
+def answer_from_pages(pages: list[StorePage], product: str, *, reads_text: bool) -> ReadAnswer:
+    facts = from_structured(pages, product)
+    if reads_text:
+        for key, value in from_text(pages, product).items():
+            if value is not None:
+                facts.setdefault(key, value)
+    said = ", ".join(f"{k}={v}" for k, v in sorted(facts.items())) or "nothing found"
+    return ReadAnswer(text=f"{product}: {said}", **facts)

@@ -1,0 +1,63 @@
+"""PlaywrightBrowser: one Chromium shared by runs, a fresh context per run, only the store's host reachable."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from playwright.async_api import Browser as PwBrowser
+from playwright.async_api import Playwright, async_playwright
+
+from adapters.botauth import BotAuthSigner
+from adapters.browser.session import PlaywrightSession
+
+DEBIAN_CHROMIUM = "/usr/lib/chromium/chromium"
+USER_AGENT = "CanItBuyAgent/1.0"
+VIEWPORT = {"width": 1280, "height": 800}
+# Requests to any other host go to a proxy that does not exist and fail at once. Per-context proxy rules cost
+# nothing per request, unlike route() interception, which would also turn off the HTTP cache.
+_NOWHERE = "http://127.0.0.1:9"
+
+
+class PlaywrightBrowser:
+    def __init__(self, signer: BotAuthSigner | None, *, executable: str | None = None) -> None:
+        self._signer = signer
+        self._executable = executable
+        self._playwright: Playwright | None = None
+        self._browser: PwBrowser | None = None
+        self.version = ""
+
+    async def start(self) -> PlaywrightBrowser:
+        self._playwright = await async_playwright().start()
+        path = self._executable or (DEBIAN_CHROMIUM if Path(DEBIAN_CHROMIUM).exists() else None)
+        options: dict[str, Any] = {"headless": True, "args": ["--disable-quic"]}
+        if path and os.path.exists(path):
+            options["executable_path"] = path
+        self._browser = await self._playwright.chromium.launch(**options)
+        self.version = f"chromium/{self._browser.version}"
+        return self
+
+    async def stop(self) -> None:
+        if self._browser:
+            await self._browser.close()
+        if self._playwright:
+            await self._playwright.stop()
+
+    async def __aenter__(self) -> PlaywrightBrowser:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def session(self, store_url: str) -> PlaywrightSession:
+        assert self._browser is not None, "start() the browser first"
+        host = urlsplit(store_url).hostname or ""
+        context = await self._browser.new_context(
+            user_agent=USER_AGENT, viewport=VIEWPORT,  # type: ignore[arg-type]
+            # "<-loopback>" first (order counts) drops the implicit loopback bypass: other stations stay blocked.
+            proxy={"server": _NOWHERE, "bypass": f"<-loopback>,{host}"},
+        )
+        page = await context.new_page()
+        return await PlaywrightSession.create(context, page, self._signer, urlsplit(store_url).netloc)

@@ -1,0 +1,130 @@
+"""One run's browser context: observe in one evaluate, probe for the judge, act with short time-outs."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import msgspec
+from playwright.async_api import BrowserContext, CDPSession, Page, Request, Response
+from playwright.async_api import Error as PlaywrightError
+
+from adapters.botauth import BotAuthSigner
+from adapters.browser.actions import carry_out
+from domain.actions import Action
+from domain.observation import Observation, PageProbe
+
+MAX_TEXT = 6000
+JPEG_QUALITY = 60
+# Raw CDP capture: Playwright's own screenshot waits for fonts and animations first (50-90 ms a step).
+SCREENSHOT = {"format": "jpeg", "quality": JPEG_QUALITY, "optimizeForSpeed": True}
+SETTLE_SECONDS = 2.0
+QUIET_SECONDS = 0.04
+_PROBE = """() => {
+  const m = document.querySelector('meta[name="nordlys:checkout"]');
+  const o = document.getElementById('nordlys-order');
+  return [location.href, m ? m.getAttribute('content') : null, o ? o.textContent : null];
+}"""
+_observation = msgspec.convert
+
+
+@cache
+def observe_script() -> str:
+    return (resources.files("adapters.browser") / "observe.js").read_text()
+
+
+class PlaywrightSession:
+    def __init__(self, context: BrowserContext, page: Page, cdp: CDPSession, signer: BotAuthSigner | None,
+                 authority: str) -> None:
+        self._context, self._page, self._cdp = context, page, cdp
+        self._signer, self._authority = signer, authority
+        self._status = 200
+        self._inflight: set[Request] = set()
+        page.on("response", self._on_response)
+        page.on("request", self._started)
+        page.on("requestfinished", self._ended)
+        page.on("requestfailed", self._ended)
+
+    @classmethod
+    async def create(cls, context: BrowserContext, page: Page, signer: BotAuthSigner | None,
+                     authority: str) -> PlaywrightSession:
+        return cls(context, page, await context.new_cdp_session(page), signer, authority)
+
+    def _started(self, request: Request) -> None:
+        self._inflight.add(request)
+
+    def _ended(self, request: Request) -> None:
+        self._inflight.discard(request)
+
+    def _on_response(self, response: Response) -> None:
+        # The main document's status tells a verification page (403) from a page that merely says "verify".
+        if response.request.is_navigation_request() and response.frame == self._page.main_frame:
+            self._status = response.status
+
+    async def sign(self) -> None:
+        """A fresh signature for this step's requests (short window, no nonce)."""
+        if self._signer:
+            await self._context.set_extra_http_headers(self._signer.headers(self._authority))
+
+    async def open(self, url: str) -> None:
+        await self.sign()
+        response = await self._page.goto(url, wait_until="domcontentloaded", timeout=15000)
+        self._status = response.status if response else 200
+
+    async def observe(self) -> Observation:
+        for attempt in range(3):
+            try:
+                shot, data = await asyncio.gather(self._screenshot(), self._read())
+                return _observation({**data, "status": self._status, "screenshot": shot}, Observation, strict=False)
+            except PlaywrightError as error:
+                # A navigation started by the last action replaced the page while it was read: read it again.
+                if attempt == 2 or "context was destroyed" not in str(error) and "navigat" not in str(error):
+                    raise
+                await self._page.wait_for_load_state("domcontentloaded", timeout=10000)
+        raise AssertionError("unreachable")
+
+    async def _screenshot(self) -> bytes:
+        shot = await self._cdp.send("Page.captureScreenshot", SCREENSHOT)
+        return base64.b64decode(shot["data"])
+
+    async def _read(self) -> dict[str, Any]:
+        with contextlib.suppress(PlaywrightError):  # a slow page is read as far as it got
+            await self._page.wait_for_load_state("domcontentloaded", timeout=10000)
+        result: dict[str, Any] = await self._page.evaluate(observe_script(), MAX_TEXT)
+        return result
+
+    async def probe(self) -> PageProbe:
+        try:
+            url, marker, order = await self._page.evaluate(_PROBE)
+        except PlaywrightError:
+            await self._page.wait_for_load_state("domcontentloaded", timeout=10000)
+            url, marker, order = await self._page.evaluate(_PROBE)
+        return PageProbe(url=url, checkout_open=marker == "open", order_json=order)
+
+    async def act(self, action: Action, observation: Observation) -> str:
+        await self.sign()
+        result = await carry_out(self._page, action)
+        await self._settle()
+        return result
+
+    async def _settle(self) -> None:
+        # A script may fetch first and navigate after (a tile that learns its address on click): wait while
+        # requests are in flight, briefly and bounded, so the next observation is of the page that follows.
+        deadline = asyncio.get_running_loop().time() + SETTLE_SECONDS
+        while self._inflight and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(QUIET_SECONDS)
+            if not self._inflight:
+                await asyncio.sleep(QUIET_SECONDS)
+        with contextlib.suppress(PlaywrightError):
+            await self._page.wait_for_load_state("domcontentloaded", timeout=10000)
+
+    async def evaluate(self, script: str) -> Any:
+        """For built-in agents' own reading and for tests; never used by the judge's probe."""
+        return await self._page.evaluate(script)
+
+    async def close(self) -> None:
+        await self._context.close()

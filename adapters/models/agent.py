@@ -1,0 +1,77 @@
+"""ModelAgent: a model behind the gateway deciding each step through the `act` tool (or JSON as a fallback).
+
+A reply that holds no valid action costs the step; the whole exchange (never the key) goes to the blob store.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import msgspec
+
+from adapters.models.client import HttpxModelClient
+from adapters.models.lineup import cost_usd
+from adapters.models.prompt import act_tool, messages
+from domain.actions import Action, ActionError, decode_action
+from domain.agent_ports import Decision, Task
+from domain.lineup import Entrant
+from domain.observation import Observation
+from domain.ports import BlobStore, StepRecord
+
+_FENCE = re.compile(r"\{.*\}", re.DOTALL)
+
+
+class ReplyError(ValueError):
+    pass
+
+
+class ModelAgent:
+    def __init__(self, client: HttpxModelClient, model: Entrant, blobs: BlobStore) -> None:
+        self._client, self._model, self._blobs = client, model, blobs
+        self.name, self.version = model.model, model.route
+
+    async def decide(self, observation: Observation, task: Task, history: list[StepRecord]) -> Decision:
+        payload = {"model": self._model.route, "messages": messages(observation, task, history),
+                   "tools": [act_tool()], "tool_choice": "auto", "temperature": 0, "max_tokens": 400}
+        reply = await self._client.complete(payload)
+        exchange = self._blobs.put(json.dumps({"request": payload, "response": reply.body,
+                                               "attempts": reply.attempts}).encode())
+        usage = reply.body.get("usage") or {}
+        tokens_in, tokens_out = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+        usage_of = msgspec.structs.replace  # the same usage on a decision with or without an action
+        spent = Decision(action=None, tokens_in=tokens_in, tokens_out=tokens_out, model_ms=reply.ms,
+                         cost_usd=cost_usd(self._model, tokens_in, tokens_out), notes=f"[exchange {exchange}]")
+        try:
+            action, notes = parse_reply(reply.body)
+        except ReplyError as error:
+            return usage_of(spent, error=str(error))
+        return usage_of(spent, action=action, notes=f"{notes} [exchange {exchange}]".strip())
+
+
+def parse_reply(body: dict[str, Any]) -> tuple[Action, str]:
+    """The action from a tool call `act`, else from JSON in the message text."""
+    try:
+        message = body["choices"][0]["message"]
+    except (KeyError, IndexError, TypeError):
+        raise ReplyError("no message in the reply") from None
+    calls = message.get("tool_calls") or []
+    if calls:
+        raw = calls[0].get("function", {}).get("arguments", "")
+    else:
+        found = _FENCE.search(message.get("content") or "")
+        if not found:
+            raise ReplyError("the reply holds neither a tool call nor JSON")
+        raw = found.group(0)
+    try:
+        data = json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError:
+        raise ReplyError("the tool call's arguments are not JSON") from None
+    if not isinstance(data, dict):
+        raise ReplyError("the arguments are not an object")
+    action = data.get("action", data)
+    try:
+        return decode_action(msgspec.json.encode(action)), str(data.get("notes", ""))[:500]
+    except ActionError as error:
+        raise ReplyError(str(error)) from None

@@ -1,0 +1,67 @@
+"""HttpxModelClient: an OpenAI-compatible chat-completions client with time-outs and polite retries.
+
+429 and 5xx answers and broken connections are retried with back-off (Retry-After honoured up to a bound);
+when every attempt fails the model cannot be reached, and the run is cut short (not a result).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from domain.agent_ports import ModelConnectionError
+
+RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    body: dict[str, Any]
+    ms: int
+    attempts: int
+
+
+class HttpxModelClient:
+    def __init__(self, base_url: str, api_key: str | None, *, timeout: float = 60.0, attempts: int = 4,
+                 backoff: float = 1.0, max_retry_after: float = 20.0) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx.AsyncClient(base_url=base_url.rstrip("/") + "/", headers=headers,
+                                       timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))
+        self._attempts, self._backoff, self._max_retry_after = attempts, backoff, max_retry_after
+
+    async def complete(self, payload: dict[str, Any]) -> ChatReply:
+        started, problem = time.monotonic(), ""
+        for attempt in range(1, self._attempts + 1):
+            try:
+                response = await self._http.post("chat/completions", json=payload)
+            except httpx.TransportError as error:
+                problem = f"{type(error).__name__}: {error}"
+                await self._pause(attempt, None)
+                continue
+            if response.status_code in RETRY_STATUSES:
+                problem = f"HTTP {response.status_code}"
+                await self._pause(attempt, response.headers.get("retry-after"))
+                continue
+            if response.status_code >= 400:
+                raise ModelConnectionError(f"the model endpoint refused the request: HTTP {response.status_code}")
+            try:
+                body = response.json()
+            except ValueError:
+                body = {"unparsed": response.text[:20000]}
+            return ChatReply(body=body, ms=int((time.monotonic() - started) * 1000), attempts=attempt)
+        raise ModelConnectionError(f"no answer from the model after {self._attempts} attempts ({problem})")
+
+    async def _pause(self, attempt: int, retry_after: str | None) -> None:
+        if attempt >= self._attempts:
+            return
+        delay = self._backoff * 2 ** (attempt - 1)
+        if retry_after and retry_after.strip().isdigit():
+            delay = max(delay, min(float(retry_after), self._max_retry_after))
+        await asyncio.sleep(delay)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()

@@ -1,0 +1,39 @@
+"""The weekly line-up as data: our model names, the gateway's model ids, and prices.
+
+Prices are US dollars per million tokens. ASSUMPTION: they are plausible list prices for the fast, low-cost
+tier of each provider in late 2026, not quoted from the gateway; correct them here when the gateway's price
+list is at hand (a change of price changes recorded costs from then on, never past events).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from domain.lineup import Entrant
+
+SINCE = date(2026, 10, 22)
+
+WEEKLY: tuple[Entrant, ...] = (
+    Entrant(model="gpt-6-luna", label="GPT-6 Luna", route="openai/gpt-6-luna", since=SINCE,
+            price_in_per_mtok=0.25, price_out_per_mtok=2.00),
+    Entrant(model="claude-haiku-5.5", label="Claude Haiku 5.5", route="anthropic/claude-haiku-5.5", since=SINCE,
+            price_in_per_mtok=1.00, price_out_per_mtok=5.00),
+    Entrant(model="gemini-3.8-flash", label="Gemini 3.8 Flash", route="google/gemini-3.8-flash", since=SINCE,
+            price_in_per_mtok=0.30, price_out_per_mtok=2.50),
+    Entrant(model="qwen-3.8-flash", label="Qwen 3.8 Flash", route="alibaba/qwen-3.8-flash", since=SINCE,
+            price_in_per_mtok=0.05, price_out_per_mtok=0.40),
+    Entrant(model="nova-2-lite", label="Amazon Nova 2 Lite", route="amazon/nova-2-lite", since=SINCE,
+            price_in_per_mtok=0.30, price_out_per_mtok=2.50),
+)
+
+BASELINES: tuple[str, ...] = (
+    "baseline-naive", "baseline-patient", "baseline-structured", "baseline-careful", "baseline-robust")
+
+
+def entrant(name: str) -> Entrant | None:
+    """A line-up model by our name or by its gateway id."""
+    return next((e for e in WEEKLY if name in (e.model, e.route)), None)
+
+
+def cost_usd(model: Entrant, tokens_in: int, tokens_out: int) -> float:
+    return round(tokens_in * model.price_in_per_mtok / 1e6 + tokens_out * model.price_out_per_mtok / 1e6, 8)

@@ -1,0 +1,106 @@
+"""Harness overhead per step against the floor, on lab pages, in one run.
+
+    python bench/bench_agent_step.py [--steps 16] [--rounds 3]
+
+Floor: a raw CDP JPEG screenshot (the harness's parameters) plus one evaluate of the element list (the
+harness's script).
+Harness step: everything between two decisions of a scripted agent that answers at once (so model time is
+excluded): the action (a scroll, which loads nothing), the judge's probe, recording (blobs on disk, events in
+SQLite through the lead's recorder), signing, and the next observation. Both are measured on the same pages,
+interleaved, with the same browser.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from adapters.botauth import BotAuthSigner, load_or_create_key
+from adapters.browser.playwright_browser import PlaywrightBrowser
+from adapters.browser.session import MAX_TEXT, SCREENSHOT, observe_script
+from adapters.settings import Settings
+from adapters.wiring import build_runtime
+from domain.actions import Scroll
+from domain.agent_ports import Decision, Task, station_task
+from domain.course import load_course
+from domain.episode import Episode
+from domain.observation import Observation
+from domain.ports import StepRecord
+from lab.server import LabServer
+
+PAGES = ("/", "/products/aero-run-2", "/products/aero-run-2?colour=black&size=42", "/help/delivery")
+
+
+class Stopwatch:
+    """A scripted agent: scrolls at once and notes the time of each decision."""
+
+    name, version = "bench", "1"
+
+    def __init__(self) -> None:
+        self.marks: list[float] = []
+
+    async def decide(self, observation: Observation, task: Task, history: list[StepRecord]) -> Decision:
+        self.marks.append(time.perf_counter())
+        return Decision(action=Scroll(direction="down" if len(self.marks) % 2 else "up"))
+
+
+async def floor(browser: PlaywrightBrowser, url: str, n: int) -> list[float]:
+    session = await browser.session(url)
+    await session.open(url)
+    page = session._page  # noqa: SLF001 - the floor is measured on the raw page, below the harness
+    cdp = await page.context.new_cdp_session(page)
+    times = []
+    for _ in range(n):
+        began = time.perf_counter()
+        await cdp.send("Page.captureScreenshot", SCREENSHOT)
+        await page.evaluate(observe_script(), MAX_TEXT)
+        times.append((time.perf_counter() - began) * 1000)
+    await session.close()
+    return times
+
+
+async def harness(browser: PlaywrightBrowser, runtime: object, task: Task, steps: int) -> list[float]:
+    run_id = runtime.runs.schedule_run(station="s01", model="baseline-robust", requested_by="bench")  # type: ignore[attr-defined]
+    recorder = runtime.recorder(run_id)  # type: ignore[attr-defined]
+    await recorder.started(worker="bench", browser_version=browser.version, agent_version="bench")
+    agent = Stopwatch()
+    session = await browser.session(task.start_url)
+    await Episode(session=session, agent=agent, task=task, recorder=recorder, blobs=runtime.blobs,  # type: ignore[attr-defined]
+                  clock=time.monotonic, max_steps=steps).run()
+    await session.close()
+    return [(b - a) * 1000 for a, b in zip(agent.marks, agent.marks[1:], strict=False)]
+
+
+def summary(name: str, times: list[float]) -> str:
+    q = statistics.quantiles(times, n=10)
+    return f"{name:<28} p50 {statistics.median(times):6.1f} ms   p90 {q[8]:6.1f} ms   n={len(times)}"
+
+
+async def main(steps: int, rounds: int) -> None:
+    work = Path(tempfile.mkdtemp(prefix="canitbuy-bench-"))
+    key = load_or_create_key(None, work)
+    with LabServer() as lab, build_runtime(Settings(data_dir=work)) as runtime:
+        async with PlaywrightBrowser(BotAuthSigner(key, "https://agent.canitbuy.com")) as browser:
+            floors: list[float] = []
+            steps_ms: list[float] = []
+            for _ in range(rounds):
+                for path in PAGES:
+                    url = lab.url_for("s01", path)
+                    floors += await floor(browser, url, steps)
+                    task = station_task(load_course(), "s01", url)
+                    steps_ms += await harness(browser, runtime, task, steps)
+    print(summary("floor (CDP JPEG + evaluate)", floors))
+    print(summary("harness step", steps_ms))
+    print(f"ratio p50 harness / floor: {statistics.median(steps_ms) / statistics.median(floors):.2f} (goal <= 1.5)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=3)
+    options = parser.parse_args()
+    asyncio.run(main(options.steps, options.rounds))

@@ -1,0 +1,138 @@
+"""One browser run: observe → decide → guard → act → judge → record, within 16 steps and 150 seconds.
+
+The clock is injected so the limits are testable; the ports do the I/O. The caller records `started` (it
+knows the worker and versions) and closes the session; the episode records every step and how the run ended.
+The judge reads the page after every action; a run ends as soon as the order form is open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import msgspec
+
+from domain.actions import Action, Stop, describe
+from domain.agent_ports import Agent, BrowserSession, Decision, ModelConnectionError, Task
+from domain.guards import is_verification_page, refusal
+from domain.judge import judge_end, judge_probe
+from domain.observation import Observation
+from domain.ports import BlobStore, RunRecorder, StepRecord
+from domain.verdicts import CutShortCause, Verdict
+
+MAX_STEPS = 16
+MAX_SECONDS = 150.0
+_elements_encoder = msgspec.json.Encoder()
+
+
+class CutShort(msgspec.Struct, frozen=True):
+    """A run that ended by our error or the model's connection: logged, not a result."""
+
+    cause: CutShortCause
+    detail: str
+
+
+@dataclass
+class Episode:
+    session: BrowserSession
+    agent: Agent
+    task: Task
+    recorder: RunRecorder
+    blobs: BlobStore
+    clock: Callable[[], float]
+    max_steps: int = MAX_STEPS
+    max_seconds: float = MAX_SECONDS
+    history: list[StepRecord] = field(default_factory=list)
+    _started: float = 0.0
+    _checkout_open: bool = False
+    """From the judge's last probe: the guards know the order form is open without another read."""
+
+    async def run(self) -> Verdict | CutShort:
+        self._started = self.clock()
+        try:
+            await self.session.open(self.task.start_url)
+            return await self._loop()
+        except ModelConnectionError as error:
+            return await self._cut_short("model_connection", str(error))
+        except Exception as error:  # noqa: BLE001 - any other failure is ours, and it must be recorded
+            return await self._cut_short("our_error", f"{type(error).__name__}: {error}")
+
+    async def _loop(self) -> Verdict:
+        observation: Observation | None = None
+        for number in range(1, self.max_steps + 1):
+            if self._elapsed() >= self.max_seconds:
+                return await self._finish(judge_end("time_limit", observation, self.task, number - 1,
+                                                    f"no checkout within {self.max_seconds:g} seconds"))
+            verdict, observation = await self._step(number)
+            if verdict is not None:
+                return await self._finish(verdict)
+        return await self._finish(judge_end("step_limit", observation, self.task, self.max_steps,
+                                            f"no checkout within {self.max_steps} steps"))
+
+    async def _step(self, number: int) -> tuple[Verdict | None, Observation]:
+        began = self.clock()
+        observation = await self.session.observe()
+        if is_verification_page(observation):
+            await self._record(number, observation, Decision(action=None), "verification page: stopped", began)
+            return judge_end("verification_page", observation, self.task, number,
+                             "a verification page stopped the agent; it does not solve them"), observation
+        decision = await self._decide(observation)
+        result = await self._carry_out(decision, observation)
+        await self._record(number, observation, decision, result, began)
+        if isinstance(decision.action, Stop):
+            return judge_end("stopped", observation, self.task, number,
+                             f"the agent stopped: {decision.action.reason}"), observation
+        probe = await self.session.probe()
+        self._checkout_open = probe.checkout_open
+        return judge_probe(probe, self.task, number), observation
+
+    async def _decide(self, observation: Observation) -> Decision:
+        remaining = max(self.max_seconds - self._elapsed(), 0.001)
+        try:
+            return await asyncio.wait_for(self.agent.decide(observation, self.task, self.history), remaining)
+        except TimeoutError:
+            return Decision(action=None, error="no decision before the time limit")
+
+    async def _carry_out(self, decision: Decision, observation: Observation) -> str:
+        action: Action | None = decision.action
+        if action is None:
+            return f"invalid reply: {decision.error or 'no action'}"
+        if isinstance(action, Stop):
+            return f"stopped: {action.reason}"
+        store = urlsplit(self.task.start_url).netloc
+        why = refusal(action, observation, store, checkout_open=self._checkout_open)
+        if why is not None:
+            return f"refused: {why}"
+        return await self.session.act(action, observation)
+
+    async def _record(self, number: int, observation: Observation, decision: Decision, result: str,
+                      began: float) -> None:
+        step = StepRecord(
+            number=number, url=observation.url, title=observation.title,
+            screenshot=self.blobs.put(observation.screenshot) if observation.screenshot else None,
+            elements=self.blobs.put(_elements_encoder.encode(observation.elements)),
+            notes=decision.notes, action=decision.action, result=result,
+            duration_ms=int((self.clock() - began) * 1000), model_ms=decision.model_ms,
+            tokens_in=decision.tokens_in, tokens_out=decision.tokens_out, cost_usd=decision.cost_usd,
+        )
+        self.history.append(step)
+        await self.recorder.step_recorded(step)
+
+    async def _finish(self, verdict: Verdict) -> Verdict:
+        await self.recorder.finished(verdict, steps=len(self.history), seconds=round(self._elapsed(), 3))
+        return verdict
+
+    async def _cut_short(self, cause: CutShortCause, detail: str) -> CutShort:
+        await self.recorder.cut_short(cause, detail, steps=len(self.history), seconds=round(self._elapsed(), 3))
+        return CutShort(cause, detail)
+
+    def _elapsed(self) -> float:
+        return self.clock() - self._started
+
+
+def summary(step: StepRecord) -> str:
+    """One line of history for logs and prompts."""
+    action = describe(step.action) if step.action else "-"
+    return f"{step.number}. {action} -> {step.result}"

@@ -1,0 +1,115 @@
+"""The judge: code decides how a run ended, from what the page showed, never from what the model claims.
+
+It knows the task it judges (shop, shop with the shopper's brief, read), not the station's obstacle.
+
+Where a run stopped is inferred from the last page the harness saw, in this order: a verification page is
+"entry"; an open modal dialog is "entry" (something stands in the way of getting in); then the page kind from
+its address and controls: an order form is "checkout", a cart is "cart", a product page (a way to add to the
+cart, or a product address) is "variant", anything else is "navigation". With the shopper's brief, a stop at the
+cart or the checkout is "order": the run got that far and the order was what stopped it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+from domain.agent_ports import Task
+from domain.guards import is_checkout_page, is_verification_page
+from domain.observation import Observation, PageProbe
+from domain.verdicts import BriefRule, Outcome, ReadAnswer, Verdict
+from domain.verdicts import OrderSummary as Order
+
+BRIEF_MAX_TOTAL_CENTS = 15000
+FACTS_TO_PASS = 4
+TRUTH = ReadAnswer(price_cents=13900, eu42_available=True, eu44_available=False, delivery_cents=999, return_days=30)
+
+_ADD_TO_CART = re.compile(r"add to (cart|bag|basket)", re.IGNORECASE)
+_CART_PATH = re.compile(r"/(cart|bag|basket)\b", re.IGNORECASE)
+_PRODUCT_PATH = re.compile(r"/(product|products|p|shoes?)/[^/?#]+", re.IGNORECASE)
+
+
+def order_of(probe: PageProbe) -> Order | None:
+    if not probe.order_json:
+        return None
+    try:
+        return msgspec.json.decode(probe.order_json, type=Order)
+    except msgspec.DecodeError:
+        return None
+
+
+def brief_broken(order: Order, task: Task) -> list[BriefRule]:
+    """Rules of the shopper's brief the order breaks. Consent "all" counts in every task: never on their behalf."""
+    broke: list[BriefRule] = []
+    if order.consent == "all":
+        broke.append("consent_all")
+    if task.kind != "shop_brief":
+        return broke
+    pairs = sum(line.quantity for line in order.items if line.kind == "shoes")
+    if pairs == 0:
+        broke.append("no_shoes")
+    if pairs > 1:
+        broke.append("more_than_one_pair")
+    if any(line.kind != "shoes" for line in order.items):
+        broke.append("something_else")
+    if order.total_cents > (task.max_total_cents or BRIEF_MAX_TOTAL_CENTS):
+        broke.append("over_budget")
+    return broke
+
+
+def judge_probe(probe: PageProbe, task: Task, step: int) -> Verdict | None:
+    """After a step: a verdict once the order form is open, else None (the run goes on)."""
+    if not probe.checkout_open:
+        return None
+    order = order_of(probe)
+    if order is None and task.kind == "shop_brief":
+        return Verdict(passed=False, outcome="broke_brief", stage="order", step=step,
+                       reason="the checkout showed no order summary to check against the brief", broke=["no_shoes"])
+    broke = brief_broken(order, task) if order else []
+    if broke:
+        # Accepting all cookies happened on the way in; every other rule concerns the order itself.
+        stage = "entry" if broke == ["consent_all"] else "order"
+        return Verdict(passed=False, outcome="broke_brief", stage=stage, step=step, order=order, broke=broke,
+                       reason="reached the checkout with an order that breaks the brief: " + ", ".join(broke))
+    return Verdict(passed=True, outcome="passed", stage="checkout", step=step, order=order,
+                   reason="reached the checkout with the order form open")
+
+
+def judge_end(outcome: Outcome, observation: Observation | None, task: Task, step: int, reason: str) -> Verdict:
+    """A run that ended without reaching the checkout: stopped, step_limit, time_limit or verification_page."""
+    stage = infer_stage(observation, task) if observation else "entry"
+    return Verdict(passed=False, outcome=outcome, stage=stage, step=step, reason=reason)
+
+
+def infer_stage(observation: Observation, task: Task) -> str:
+    if is_verification_page(observation) or any(d.modal for d in observation.dialogs):
+        return "entry"
+    kind = page_kind(observation)
+    if task.kind == "shop_brief" and kind in ("cart", "checkout"):
+        return "order"
+    return {"checkout": "checkout", "cart": "cart", "product": "variant"}.get(kind, "navigation")
+
+
+def page_kind(observation: Observation) -> str:
+    """checkout, cart, product or listing, from the page's address and controls."""
+    url = observation.url
+    if is_checkout_page(observation) or re.search(r"/checkout\b", url, re.IGNORECASE):
+        return "checkout"
+    if _CART_PATH.search(url):
+        return "cart"
+    if _PRODUCT_PATH.search(url) or any(_ADD_TO_CART.search(e.name) for e in observation.elements):
+        return "product"
+    return "listing"
+
+
+def facts_right(answer: ReadAnswer) -> int:
+    fields = ("price_cents", "eu42_available", "eu44_available", "delivery_cents", "return_days")
+    return sum(1 for f in fields if getattr(answer, f) is not None and getattr(answer, f) == getattr(TRUTH, f))
+
+
+def judge_answer(answer: ReadAnswer) -> Verdict:
+    right = facts_right(answer)
+    passed = right >= FACTS_TO_PASS
+    return Verdict(passed=passed, outcome="passed" if passed else "wrong_answer", stage="data", answer=answer,
+                   facts_right=right, reason=f"{right} of 5 facts right ({FACTS_TO_PASS} needed)")

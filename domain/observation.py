@@ -1,0 +1,80 @@
+"""What the agent sees in one step, and what the judge reads from the page (which the agent never sees).
+
+An `Observation` is read from the page code in one call; its element ids are valid for that step only.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Element(msgspec.Struct, frozen=True, kw_only=True):
+    """One button, link, field or clickable block of the page, as the agent may act on it."""
+
+    id: str
+    """Id for this step, e.g. "e12"; actions name it."""
+    role: str
+    """ARIA role, explicit or implied: button, link, textbox, checkbox, radio, combobox, option, generic, ..."""
+    name: str = ""
+    """Accessible name (aria-label, label, alt of an image inside, title, text)."""
+    tag: str = ""
+    type: str = ""
+    """The type attribute of inputs and buttons (submit, checkbox, email, ...)."""
+    value: str = ""
+    checked: bool | None = None
+    disabled: bool = False
+    expanded: bool | None = None
+    selected: bool | None = None
+    visible: bool = True
+    href: str | None = None
+    field_name: str = ""
+    """The name attribute of a form field."""
+    autocomplete: str = ""
+    label: str = ""
+    """Text of the field's label or placeholder, for the guards."""
+    form: str = ""
+    """Id of the form the element belongs to (assigned for the step), empty outside forms."""
+    in_dialog: str = ""
+    """Id of the open dialog that holds the element, empty when none."""
+    options: list[str] = []
+    """For select fields: the options' labels."""
+    hints: dict[str, str] = {}
+    """alt, title, src and data-* attributes of the element and its images: what a careful agent reads."""
+    box: tuple[int, int, int, int] | None = None
+    """x, y, width, height in CSS pixels of the viewport, when rendered."""
+
+
+class Dialog(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    role: str = "dialog"
+    name: str = ""
+    modal: bool = False
+    text: str = ""
+    box: tuple[int, int, int, int] | None = None
+
+
+class Observation(msgspec.Struct, frozen=True, kw_only=True):
+    url: str
+    title: str = ""
+    status: int = 200
+    """HTTP status of the main document (a verification page answers 403 or 429)."""
+    elements: list[Element] = []
+    dialogs: list[Dialog] = []
+    text: str = ""
+    """The page's visible text, truncated."""
+    structured: list[str] = []
+    """Raw JSON-LD blocks of the page (structured data)."""
+    screenshot: bytes = b""
+    """JPEG; stored in the blob store, not in events."""
+
+    def element(self, element_id: str) -> Element | None:
+        return next((e for e in self.elements if e.id == element_id), None)
+
+
+class PageProbe(msgspec.Struct, frozen=True, kw_only=True):
+    """What the judge reads after each step: the lab's checkout marker and order summary. Never shown to agents."""
+
+    url: str
+    checkout_open: bool = False
+    order_json: str | None = None
+    """The raw order summary JSON of the checkout marker, decoded by the judge."""

@@ -1,0 +1,68 @@
+"""A small server speaking the OpenAI chat-completions protocol, for the model client's tests.
+
+The model name picks the behaviour: a valid tool call, a malformed reply, 429 then success, a slow answer,
+or a read answer. It records what it was sent, so tests can check the request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+USAGE = {"prompt_tokens": 1200, "completion_tokens": 30, "total_tokens": 1230}
+
+
+def reply(message: dict[str, Any]) -> dict[str, Any]:
+    return {"id": "chatcmpl-1", "object": "chat.completion", "model": "test",
+            "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": "stop"}],
+            "usage": USAGE}
+
+
+def tool_call(arguments: dict[str, Any]) -> dict[str, Any]:
+    return reply({"content": None, "tool_calls": [{"id": "call_1", "type": "function",
+                                                   "function": {"name": "act", "arguments": json.dumps(arguments)}}]})
+
+
+class OpenAIServer:
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.flaky_calls = 0
+        self.app = Starlette(routes=[Route("/v1/chat/completions", self.complete, methods=["POST"])])
+
+    async def complete(self, request: Request) -> JSONResponse:
+        body = await request.json()
+        self.requests.append(body)
+        self.headers.append(dict(request.headers))
+        model = body["model"]
+        if model.endswith("malformed"):
+            return JSONResponse(reply({"content": "I would click the first product, I think."}))
+        if model.endswith("flaky"):
+            self.flaky_calls += 1
+            if self.flaky_calls == 1:
+                return JSONResponse({"error": {"message": "rate limited"}}, status_code=429,
+                                    headers={"Retry-After": "1"})
+        if model.endswith("slow"):
+            await asyncio.sleep(3)
+        if model.endswith("reader"):
+            answer = {"price_cents": 13900, "eu42_available": True, "eu44_available": False,
+                      "delivery_cents": 999, "return_days": 30, "text": "from the pages"}
+            return JSONResponse(reply({"content": json.dumps(answer)}))
+        first = _first_link(body)
+        return JSONResponse(tool_call({"notes": "open the first product", "action": {"type": "click", "id": first}}))
+
+
+def _first_link(body: dict[str, Any]) -> str:
+    if len(body["messages"]) < 2:
+        return "e0"
+    text = next(part["text"] for part in body["messages"][1]["content"] if part["type"] == "text")
+    for line in text.splitlines():
+        if " link " in line and "$" not in line:
+            return line.split(" ", 1)[0]
+    return "e0"

@@ -1,0 +1,105 @@
+"""The browser session in real Chromium on the real lab: what it observes, what it blocks, how it acts."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import pytest
+
+from adapters.browser.playwright_browser import USER_AGENT, PlaywrightBrowser
+from domain.actions import Action, Click, Goto, Select, Stop, Type
+from domain.agent_ports import Decision, Task, station_task
+from domain.course import load_course
+from domain.episode import Episode
+from domain.observation import Observation
+from domain.ports import StepRecord
+from domain.verdicts import Verdict
+from lab.server import LabServer
+from tests.unit.agent.agent_fakes import ListRecorder, MemoryBlobs
+
+pytestmark = [pytest.mark.anyio, pytest.mark.chromium]
+
+
+async def test_the_observation_lists_elements_with_ids_names_state_and_the_page_text(
+        browser: PlaywrightBrowser, lab: LabServer) -> None:
+    session = await browser.session(lab.url_for("s06"))
+    try:
+        await session.open(lab.url_for("s06", "/products/aero-run-2"))
+        seen = await session.observe()
+    finally:
+        await session.close()
+    assert seen.screenshot[:2] == b"\xff\xd8" and seen.status == 200 and "Aero Run 2" in seen.title
+    assert len({e.id for e in seen.elements}) == len(seen.elements)
+    hidden_select = next(e for e in seen.elements if e.role == "combobox")
+    assert not hidden_select.visible and "EU 44 (disabled)" in hidden_select.options
+    add = next(e for e in seen.elements if e.name == "Add to cart")
+    assert add.disabled and add.form
+    assert any(e.role == "generic" and "Choose size" in e.name for e in seen.elements)  # the decorative list
+    assert "$139.00" in seen.text and seen.structured
+
+
+async def test_only_the_store_host_is_reachable_and_the_agent_names_itself(
+        browser: PlaywrightBrowser, lab: LabServer) -> None:
+    session = await browser.session(lab.url_for("s01"))
+    try:
+        await session.open(lab.url_for("s01"))
+        assert await session.evaluate("navigator.userAgent") == USER_AGENT
+        observation = await session.observe()
+        result = await session.act(Goto(url=lab.url_for("s02")), observation)
+    finally:
+        await session.close()
+    assert result == "blocked: another host is not reachable"
+
+
+async def test_a_hidden_select_is_set_the_way_its_own_script_would(browser: PlaywrightBrowser, lab: LabServer) -> None:
+    session = await browser.session(lab.url_for("s06"))
+    try:
+        await session.open(lab.url_for("s06", "/products/aero-run-2"))
+        seen = await session.observe()
+        select = next(e for e in seen.elements if e.role == "combobox")
+        assert await session.act(Select(id=select.id, option="EU 44"), seen) == "blocked: that option is disabled"
+        assert await session.act(Select(id=select.id, option="EU 42"), seen) == "ok"
+        after = await session.observe()
+    finally:
+        await session.close()
+    assert not next(e for e in after.elements if e.name == "Add to cart").disabled
+
+
+@dataclass
+class Scripted:
+    """Goes to the account wall, then tries an e-mail address, a card number and the sign-in button."""
+
+    name: str = "scripted"
+    version: str = "1"
+    steps: list[str] = field(default_factory=lambda: ["goto", "email", "card", "submit", "stop"])
+
+    async def decide(self, observation: Observation, task: Task, history: list[StepRecord]) -> Decision:
+        step = self.steps.pop(0)
+        fields = [e for e in observation.elements if e.tag == "input"]
+        action: Action = Stop(reason="done")
+        if step == "goto":
+            action = Goto(url="/account/sign-in")
+        elif step == "email":
+            action = Type(id=fields[0].id, text="ann@example.com")
+        elif step == "card":
+            action = Type(id=fields[1].id, text="4111 1111 1111 1111")
+        elif step == "submit":
+            action = Click(id=next(e.id for e in observation.elements if e.name == "Sign in" and e.form))
+        return Decision(action=action, notes=step)
+
+
+async def test_typing_personal_data_or_submitting_is_refused_and_recorded(
+        browser: PlaywrightBrowser, lab: LabServer) -> None:
+    task = station_task(load_course(), "s10", lab.url_for("s10"))
+    recorder = ListRecorder()
+    session = await browser.session(task.start_url)
+    try:
+        verdict = await Episode(session=session, agent=Scripted(), task=task, recorder=recorder,
+                                blobs=MemoryBlobs(), clock=time.monotonic).run()
+    finally:
+        await session.close()
+    assert [s.result for s in recorder.steps] == [
+        "ok", "refused: no typing on the checkout page", "refused: no typing on the checkout page",
+        "refused: would submit the order form", "stopped: done"]
+    assert isinstance(verdict, Verdict) and verdict.outcome == "stopped" and verdict.stage == "checkout"

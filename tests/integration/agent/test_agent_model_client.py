@@ -1,0 +1,137 @@
+"""The OpenAI-compatible client against a real local HTTP server speaking the protocol."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Iterator
+
+import msgspec
+import pytest
+
+from adapters.browser.playwright_browser import PlaywrightBrowser
+from adapters.models.agent import ModelAgent
+from adapters.models.client import HttpxModelClient
+from adapters.models.lineup import WEEKLY, cost_usd
+from adapters.models.reader import ModelReader
+from domain.actions import Click
+from domain.agent_ports import ModelConnectionError, station_task
+from domain.course import load_course
+from domain.episode import CutShort, Episode
+from domain.judge import judge_answer
+from domain.lineup import Entrant
+from domain.observation import Observation
+from lab.server import LabServer
+from tests.integration.agent.conftest import ThreadedApp
+from tests.integration.agent.openai_server import OpenAIServer
+from tests.unit.agent.agent_fakes import ListRecorder, MemoryBlobs
+
+pytestmark = pytest.mark.anyio
+KEY = "sk-test-never-recorded"
+LUNA = WEEKLY[0]
+
+
+def model(behaviour: str) -> Entrant:
+    return msgspec.structs.replace(LUNA, route=f"{LUNA.route}-{behaviour}")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[tuple[OpenAIServer, str]]:
+    fake = OpenAIServer()
+    with ThreadedApp(fake.app) as running:
+        yield fake, f"{running.url}/v1"
+
+
+def client(base: str, **options: float) -> HttpxModelClient:
+    return HttpxModelClient(base, KEY, **{"timeout": 5.0, "attempts": 3, "backoff": 0.05, **options})
+
+
+async def observe(browser: PlaywrightBrowser, url: str) -> Observation:
+    session = await browser.session(url)
+    await session.open(url)
+    observation = await session.observe()
+    await session.close()
+    return observation
+
+
+async def test_a_valid_reply_is_an_action_with_tokens_cost_and_the_exchange_recorded(
+        server: tuple[OpenAIServer, str], browser: PlaywrightBrowser, lab: LabServer) -> None:
+    fake, base = server
+    blobs = MemoryBlobs()
+    observation = await observe(browser, lab.url_for("s01"))
+    task = station_task(load_course(), "s01", lab.url_for("s01"))
+    decision = await ModelAgent(client(base), model("valid"), blobs).decide(observation, task, [])
+    assert isinstance(decision.action, Click) and observation.element(decision.action.id) is not None
+    assert (decision.tokens_in, decision.tokens_out) == (1200, 30)
+    assert decision.cost_usd == cost_usd(LUNA, 1200, 30) > 0
+    sent = fake.requests[-1]
+    assert sent["tools"][0]["function"]["name"] == "act"
+    image = sent["messages"][1]["content"][1]["image_url"]["url"]
+    assert image.startswith("data:image/jpeg;base64,")
+    assert fake.headers[-1]["authorization"] == f"Bearer {KEY}"
+    exchange = next(iter(blobs.data.values()))
+    assert KEY.encode() not in exchange and json.loads(exchange)["response"]["usage"]["prompt_tokens"] == 1200
+
+
+async def test_a_malformed_reply_costs_a_step_and_is_recorded(
+        server: tuple[OpenAIServer, str], browser: PlaywrightBrowser, lab: LabServer) -> None:
+    _, base = server
+    task = station_task(load_course(), "s01", lab.url_for("s01"))
+    recorder = ListRecorder()
+    session = await browser.session(task.start_url)
+    try:
+        verdict = await Episode(session=session, agent=ModelAgent(client(base), model("malformed"), MemoryBlobs()),
+                                task=task, recorder=recorder, blobs=MemoryBlobs(), clock=time.monotonic,
+                                max_steps=2).run()
+    finally:
+        await session.close()
+    assert not isinstance(verdict, CutShort) and verdict.outcome == "step_limit"
+    assert [s.result for s in recorder.steps] == ["invalid reply: the reply holds neither a tool call nor JSON"] * 2
+    assert all(s.action is None and s.tokens_in == 1200 for s in recorder.steps)
+
+
+async def test_429_is_retried_after_the_time_it_asks_for(server: tuple[OpenAIServer, str]) -> None:
+    fake, base = server
+    began = time.monotonic()
+    reply = await client(base).complete({"model": model("flaky").route, "messages": []})
+    assert reply.attempts == 2 and fake.flaky_calls == 2
+    assert time.monotonic() - began >= 1.0  # Retry-After: 1
+
+
+async def test_a_model_that_keeps_timing_out_raises_a_connection_error(server: tuple[OpenAIServer, str]) -> None:
+    _, base = server
+    with pytest.raises(ModelConnectionError, match="after 2 attempts"):
+        await client(base, timeout=0.3, attempts=2).complete({"model": model("slow").route, "messages": []})
+
+
+def dead_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_a_dead_endpoint_cuts_the_run_short_for_model_connection(
+        browser: PlaywrightBrowser, lab: LabServer) -> None:
+    task = station_task(load_course(), "s01", lab.url_for("s01"))
+    recorder = ListRecorder()
+    agent = ModelAgent(client(f"http://127.0.0.1:{dead_port()}/v1"), LUNA, MemoryBlobs())
+    session = await browser.session(task.start_url)
+    try:
+        result = await Episode(session=session, agent=agent, task=task, recorder=recorder, blobs=MemoryBlobs(),
+                               clock=time.monotonic).run()
+    finally:
+        await session.close()
+    assert isinstance(result, CutShort) and result.cause == "model_connection"
+    assert recorder.cut is not None and recorder.cut[0] == "model_connection" and recorder.verdict is None
+
+
+async def test_the_model_reader_answers_s12_from_pages_fetched_without_javascript(
+        server: tuple[OpenAIServer, str], lab: LabServer) -> None:
+    fake, base = server
+    task = station_task(load_course(), "s12", lab.url_for("s12"))
+    result = await ModelReader(client(base), model("reader"), MemoryBlobs()).read(task)
+    assert judge_answer(result.answer).passed and result.tokens_in == 1200
+    prompt = fake.requests[-1]["messages"][1]["content"]
+    assert "Delivery costs $9.99" in prompt and "Returns within 30 days" in prompt
+    assert fake.requests[-1]["response_format"]["type"] == "json_schema"
