@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 import msgspec
 
 from adapters.sqldb import Tx
-from domain.facts import CorrectionFact, PublicationFact, ReleaseFact, RunFact, WeekFacts
+from domain.facts import CorrectionFact, OrganisationFact, PublicationFact, ReleaseFact, RunFact, WeekFacts
 from domain.projections.documents import NoCourseError, week_documents
 from domain.projections.fold import ALL, LogState
 from domain.projections.repeats import repeats_bytes
@@ -20,7 +20,7 @@ from domain.weeks import WeekError
 
 _TABLES = (
     "rm_tracking", "rm_runs", "rm_corrections", "rm_releases", "rm_labels", "rm_week_ids", "rm_weeks",
-    "rm_publications", "rm_published_documents",
+    "rm_publications", "rm_published_documents", "rm_organisations",
 )
 _CHUNK = 500
 _encode = msgspec.json.Encoder().encode
@@ -28,6 +28,15 @@ _run = msgspec.json.Decoder(RunFact).decode
 _correction = msgspec.json.Decoder(CorrectionFact).decode
 _release = msgspec.json.Decoder(ReleaseFact).decode
 _publication = msgspec.json.Decoder(PublicationFact).decode
+_organisation = msgspec.json.Decoder(OrganisationFact).decode
+
+
+def _visibility(run: RunFact) -> int:
+    """rm_runs.public: 1 a public run (counts), 0 a private test, 2 a private test shown with consent (never
+    counts: the ranking, the Matrix and the repeats read public = 1 only)."""
+    if run.org is None:
+        return 1
+    return 2 if run.consented_at is not None else 0
 
 
 def _documents_row(facts: WeekFacts) -> tuple[str | None, str | None, str | None, str | None]:
@@ -75,8 +84,12 @@ class Tables:
     # --- loading what a page needs ------------------------------------------------------------------------
 
     def load_working_set(self, state: LogState, envelopes: Sequence[Envelope]) -> None:
-        runs, corrections, weeks = set(), set(), set()
+        runs, corrections, weeks, organisations, consenting = set(), set(), set(), set(), set()
         for e in envelopes:
+            if e.name.startswith("Organisation."):
+                organisations.add(e.originator_id)
+                if e.name == "Organisation.ConsentRecorded":
+                    consenting.add(e.payload.org)
             if e.name.startswith("Run.") and e.name != "Run.Scheduled":
                 runs.add(e.originator_id)
             elif e.name == "Correction.Issued" and e.payload.run_id:
@@ -86,6 +99,15 @@ class Tables:
             elif e.name == "Week.Published":
                 weeks.add(e.originator_id)
         state.runs.update(self.runs_by_id(sorted(runs)))
+        if consenting:  # a consent reaches the organisation's private runs written before this page
+            for (fact,) in self.tx.fetchall("SELECT fact FROM rm_runs WHERE public = 0"):
+                run = _run(fact)
+                if run.org in consenting and run.run_id not in state.runs:
+                    state.runs[run.run_id] = run
+        for chunk in _chunks(sorted(organisations)):
+            for (fact,) in self._select("SELECT fact FROM rm_organisations WHERE organisation_id IN", chunk):
+                o = _organisation(fact)
+                state.organisations[o.organisation_id] = o
         for chunk in _chunks(sorted(corrections)):
             for (fact,) in self._select("SELECT fact FROM rm_corrections WHERE correction_id IN", chunk):
                 c = _correction(fact)
@@ -112,8 +134,8 @@ class Tables:
         tx = self.tx
         tx.executemany(
             "INSERT INTO rm_runs (run_id, week, model, station, public, fact) VALUES (?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (run_id) DO UPDATE SET fact = excluded.fact",
-            [(r.run_id, r.week, r.model, r.station, int(r.org is None), _encode(r).decode())
+            "ON CONFLICT (run_id) DO UPDATE SET fact = excluded.fact, public = excluded.public",
+            [(r.run_id, r.week, r.model, r.station, _visibility(r), _encode(r).decode())
              for r in (state.runs[i] for i in sorted(state.dirty_runs))],
         )
         tx.executemany(
@@ -121,6 +143,12 @@ class Tables:
             "ON CONFLICT (correction_id) DO UPDATE SET fact = excluded.fact",
             [(c.correction_id, c.week, c.position, _encode(c).decode())
              for c in (state.corrections[i] for i in sorted(state.dirty_corrections))],
+        )
+        tx.executemany(
+            "INSERT INTO rm_organisations (organisation_id, slug, fact) VALUES (?, ?, ?) "
+            "ON CONFLICT (organisation_id) DO UPDATE SET fact = excluded.fact",
+            [(o.organisation_id, o.slug, _encode(o).decode())
+             for o in (state.organisations[i] for i in sorted(state.dirty_organisations))],
         )
         tx.executemany(
             "INSERT INTO rm_releases (version, fact) VALUES (?, ?) ON CONFLICT (version) DO NOTHING",
@@ -157,8 +185,11 @@ class Tables:
         computed once: what a rebuild does instead of a page at a time."""
         tx = self.tx
         tx.copy("rm_runs", ("run_id", "week", "model", "station", "public", "fact"), (
-            (r.run_id, r.week, r.model, r.station, int(r.org is None), _encode(r).decode())
+            (r.run_id, r.week, r.model, r.station, _visibility(r), _encode(r).decode())
             for r in sorted(state.runs.values(), key=lambda r: r.run_id)
+        ))
+        tx.copy("rm_organisations", ("organisation_id", "slug", "fact"), (
+            (o.organisation_id, o.slug, _encode(o).decode()) for o in state.organisations.values()
         ))
         tx.copy("rm_corrections", ("correction_id", "week", "position", "fact"), (
             (c.correction_id, c.week, c.position, _encode(c).decode()) for c in state.corrections.values()
@@ -215,6 +246,27 @@ class Tables:
                 params.append(value)
         sql = f"SELECT fact FROM rm_runs WHERE {' AND '.join(where)} ORDER BY run_id"  # noqa: S608
         return [_run(r[0]) for r in self.tx.fetchall(sql, params)]
+
+    def shown_runs(self, week: str | None = None, model: str | None = None, station: str | None = None
+                   ) -> list[RunFact]:
+        """Public runs and consented private tests: what the run index lists (never what counts)."""
+        return self._runs("public IN (1, 2)", week, model, station)
+
+    def private_runs(self, org: str | None = None) -> list[RunFact]:
+        """Every private test (shown with consent or not), of one organisation when `org` is given."""
+        return [r for r in self._runs("public IN (0, 2)", None, None, None) if org is None or r.org == org]
+
+    def _runs(self, visible: str, week: str | None, model: str | None, station: str | None) -> list[RunFact]:
+        where, params = [visible], []
+        for column, value in (("week", week), ("model", model), ("station", station)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        sql = f"SELECT fact FROM rm_runs WHERE {' AND '.join(where)} ORDER BY run_id"  # noqa: S608
+        return [_run(r[0]) for r in self.tx.fetchall(sql, params)]
+
+    def organisations(self) -> list[OrganisationFact]:
+        return [_organisation(r[0]) for r in self.tx.fetchall("SELECT fact FROM rm_organisations ORDER BY slug")]
 
     def corrections(self) -> list[CorrectionFact]:
         return [_correction(r[0]) for r in self.tx.fetchall("SELECT fact FROM rm_corrections ORDER BY position")]

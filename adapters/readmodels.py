@@ -20,7 +20,8 @@ Methods for the site and workers (all synchronous; call them from a worker threa
   not part of a publication. Raises UnknownWeekError.
 - `week_documents(week) -> WeekDocuments` (as corrected), `publications(week) -> list[PublicationFact]`.
 - `corrections() -> bytes`, `runs_index(week=None, model=None, station=None) -> bytes`, `station_rates() -> bytes`,
-  `run(run_id) -> RunFact` (public runs only; raises UnknownRunError).
+  `run(run_id) -> RunFact` (public runs and consented private tests; raises UnknownRunError).
+- `private_runs(org=None)`, `organisations()`: private tests and organisations, for members and staff only.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import msgspec
 from adapters.readmodel_tables import Tables
 from adapters.settings import Settings
 from adapters.sqldb import SqlDb
-from domain.facts import PublicationFact, RunFact
+from domain.facts import OrganisationFact, PublicationFact, RunFact
 from domain.projections import logs
 from domain.projections.documents import WeekDocuments
 from domain.projections.fold import SKIMMED, LogState
@@ -241,15 +242,24 @@ class ReadModels:
 
     def runs_index(self, week: str | None = None, model: str | None = None, station: str | None = None) -> bytes:
         with self.db.transaction() as tx:
-            return logs.runs_index(Tables(tx).public_runs(week=week, model=model, station=station))
+            return logs.runs_index(Tables(tx).shown_runs(week=week, model=model, station=station))
 
     def run(self, run_id: str) -> RunFact:
         with self.db.transaction() as tx:
             found = Tables(tx).runs_by_id([str(run_id)])
         run = found.get(str(run_id))
-        if run is None or run.org is not None:
+        if run is None or not logs.shown(run):
             raise UnknownRunError(run_id)
         return run
+
+    def private_runs(self, org: str | None = None) -> list[RunFact]:
+        """Private tests, consented or not (every organisation's when `org` is None): for members and staff."""
+        with self.db.transaction() as tx:
+            return Tables(tx).private_runs(org)
+
+    def organisations(self) -> list[OrganisationFact]:
+        with self.db.transaction() as tx:
+            return Tables(tx).organisations()
 
     def station_rates(self) -> bytes:
         with self.db.transaction() as tx:

@@ -6,7 +6,7 @@ and the documents are pure functions of them.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 
 import msgspec
 
@@ -42,6 +42,9 @@ class RunFact(msgspec.Struct, kw_only=True):
     cut_short_cause: str | None = None
     steps: int = 0
     milliseconds: int = 0
+    consented_at: datetime | None = None
+    """For a private test made public: when the organisation's written consent covering it was recorded.
+    It then shows in the run index and its recording opens, but it still never counts."""
 
 
 class CorrectionFact(msgspec.Struct, kw_only=True):
@@ -92,6 +95,29 @@ class PublicationFact(msgspec.Struct, frozen=True, kw_only=True):
     at: datetime
     event_position: int
     """Where the Week.Published event itself sits in the log."""
+
+
+class ConsentFact(msgspec.Struct, frozen=True, kw_only=True):
+    """A written consent to make private tests public (never withdrawn)."""
+
+    run_ids: list[str]
+    until: date | None
+    document_sha256: str
+    reference: str
+    by: str
+    at: datetime
+    position: int
+
+
+class OrganisationFact(msgspec.Struct, kw_only=True):
+    """An organisation that runs private tests, with the consents it gave."""
+
+    organisation_id: str
+    slug: str
+    name: str
+    registered_at: datetime
+    position: int
+    consents: list[ConsentFact] = msgspec.field(default_factory=list)
 
 
 class WeekFacts(msgspec.Struct, frozen=True, kw_only=True):

@@ -7,8 +7,9 @@ eventsourcing is synchronous; async callers reach these methods through a worker
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 from uuid import UUID
 
 import msgspec
@@ -20,6 +21,7 @@ from domain.corrections import Correction
 from domain.course import RELEASES, course_bytes
 from domain.lineup import LINEUP_ID, Entrant, LineUp
 from domain.manual_tests import ManualTest
+from domain.organisations import Organisation, OrganisationError, organisation_id
 from domain.ports import StepRecord
 from domain.publications import Week, publication_id
 from domain.releases import CourseRelease, release_id
@@ -286,6 +288,63 @@ class Record(Application[UUID]):
         entry.reject(reason=reason, by=by, at=self.clock())
         self.save(entry)
 
+    # --- organisations and their private tests -------------------------------------------------------
+
+    def register_organisation(self, *, slug: str, name: str, by: str) -> UUID:
+        organisation = Organisation.register(slug=slug, name=name, by=by, at=self.clock())
+        try:
+            self.save(organisation)
+        except IntegrityError:
+            raise OrganisationError(f"an organisation {slug} is already registered") from None
+        return organisation.id  # type: ignore[no-any-return]
+
+    def organisation(self, slug: str) -> Organisation:
+        try:
+            return self.repository.get(organisation_id(slug))  # type: ignore[no-any-return]
+        except (AggregateNotFoundError, ValueError):
+            raise OrganisationError(f"no organisation {slug}") from None
+
+    def add_member(self, slug: str, email: str, *, by: str) -> None:
+        organisation = self.organisation(slug)
+        organisation.add_member(email, by=by, at=self.clock())
+        self.save(organisation)
+
+    def remove_member(self, slug: str, email: str, *, by: str) -> None:
+        organisation = self.organisation(slug)
+        organisation.remove_member(email, by=by, at=self.clock())
+        self.save(organisation)
+
+    def record_consent(
+        self, slug: str, *, run_ids: Sequence[str], until: date | None, document_sha256: str, reference: str,
+        by: str,
+    ) -> None:
+        """Record a written consent. Every run named must exist and be this organisation's: a consent never
+        reaches another organisation's runs, nor public ones."""
+        organisation = self.organisation(slug)
+        for run_id in run_ids:
+            try:
+                run = self.get_run(UUID(run_id))
+            except (UnknownRunError, ValueError):
+                raise OrganisationError(f"no run {run_id}") from None
+            if run.org != slug:
+                raise OrganisationError(f"run {run_id} is not a private test of {slug}")
+        organisation.record_consent(
+            run_ids=[str(UUID(r)) for r in run_ids], until=until, document_sha256=document_sha256,
+            reference=reference, by=by, at=self.clock(),
+        )
+        self.save(organisation)
+
+    def schedule_private_run(
+        self, *, org: str, station: str, model: str, course_version: str, week: str, kind: RunKind,
+        requested_by: str, target_url: str | None = None, task: str = "shop",
+    ) -> UUID:
+        """A private test of a registered organisation, on our lab or at its own store's https address."""
+        self.organisation(org)
+        return self.schedule_run(
+            station=station, model=model, course_version=course_version, week=week, kind=kind,
+            requested_by=requested_by, task=task, org=org, target_url=check_target_url(target_url),
+        )
+
     # --- reading the log --------------------------------------------------------------------------------
 
     def head_position(self) -> int:
@@ -313,3 +372,16 @@ class Record(Application[UUID]):
             except Exception as error:  # an undecodable event stops readers; never skipped silently
                 raise UndecodableEventError(position, str(error)) from error
         return envelopes
+
+
+def check_target_url(url: str | None) -> str | None:
+    """An organisation's own store: an absolute https address with a host, or None for our lab."""
+    if url is None or not url.strip():
+        return None
+    url = url.strip()
+    parts = urlsplit(url)
+    if parts.scheme != "https" or not parts.hostname or parts.username or parts.password:
+        raise OrganisationError("the store's address must be https://host/... (no user name or password)")
+    if any(c.isspace() for c in url) or len(url) > 2000:
+        raise OrganisationError("the store's address has spaces or is too long")
+    return url

@@ -19,6 +19,7 @@ from eventsourcing.utils import get_topic
 from domain.corrections import Correction
 from domain.lineup import LineUp
 from domain.manual_tests import ManualTest
+from domain.organisations import Organisation
 from domain.publications import Week
 from domain.releases import CourseRelease
 from domain.runs import Run
@@ -46,6 +47,10 @@ EVENT_CLASSES: tuple[type[Any], ...] = (
     LeaderboardSubmission.Rejected,
     SubmissionDay.Opened,
     SubmissionDay.Counted,
+    Organisation.Registered,
+    Organisation.MemberAdded,
+    Organisation.MemberRemoved,
+    Organisation.ConsentRecorded,
 )
 
 _NOT_STORED = {"originator_id", "originator_version"}

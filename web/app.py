@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from adapters.botauth import DIRECTORY_PATH, DIRECTORY_TYPE, directory_document, load_or_create_key
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
-from web import api, errors, mcp, submissions
+from web import api, errors, mcp, org, submissions
 from web.public import course_pages, front, leaderboard, live, manual_tests, results, runs
 from web.rendering import Page, Renderer, make_environment, send
 from web.site import Site
@@ -103,6 +103,7 @@ def create_app(settings: Settings) -> Starlette:
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         *front.routes, *course_pages.routes, *runs.routes, *live.routes, *manual_tests.routes,
         *api.routes, *leaderboard.routes, *submissions.routes, *mcp.routes,
+        *org.routes,
         Mount("/staff", routes=desk.routes),
     ]
     return Starlette(

@@ -10,7 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from domain.facts import CorrectionFact, PublicationFact, ReleaseFact, RunFact, WeekFacts
+from domain.facts import (
+    ConsentFact,
+    CorrectionFact,
+    OrganisationFact,
+    PublicationFact,
+    ReleaseFact,
+    RunFact,
+    WeekFacts,
+)
+from domain.organisations import terms_of
 from domain.schema import Envelope
 
 ALL = "*"
@@ -37,6 +46,9 @@ class LogState:
         self.position = 0
         self.dirty_runs: set[str] = set()
         self.dirty_corrections: set[str] = set()
+        self.organisations: dict[str, OrganisationFact] = {}
+        """Organisation id to its fact; read models load the ones a page's events name."""
+        self.dirty_organisations: set[str] = set()
         self._handlers: dict[str, Callable[[Envelope], frozenset[str]]] = {
             "CourseRelease.Released": self._released,
             "LineUp.EntrantSet": self._entrant_set,
@@ -49,6 +61,8 @@ class LogState:
             "Correction.Withdrawn": self._withdrawn,
             "Week.Opened": self._week_opened,
             "Week.Published": self._published,
+            "Organisation.Registered": self._organisation_registered,
+            "Organisation.ConsentRecorded": self._consent_recorded,
         }
 
     def fold(self, envelopes: Iterable[Envelope]) -> set[str]:
@@ -192,6 +206,33 @@ class LogState:
             matrix_sha256=p.matrix_sha256, course_version=p.course_version, by=p.by, at=p.timestamp,
             event_position=e.position,
         ))
+        return NONE
+
+    def _organisation_registered(self, e: Envelope) -> frozenset[str]:
+        p = e.payload
+        self.organisations[e.originator_id] = OrganisationFact(
+            organisation_id=e.originator_id, slug=p.slug, name=p.name, registered_at=p.timestamp,
+            position=e.position,
+        )
+        self.dirty_organisations.add(e.originator_id)
+        return NONE
+
+    def _consent_recorded(self, e: Envelope) -> frozenset[str]:
+        """Covered runs of the organisation become shown (never counted): no week's documents change."""
+        p = e.payload
+        organisation = self.organisations[e.originator_id]
+        organisation.consents.append(ConsentFact(
+            run_ids=list(p.run_ids), until=p.until, document_sha256=p.document_sha256, reference=p.reference,
+            by=p.by, at=p.timestamp, position=e.position,
+        ))
+        self.dirty_organisations.add(e.originator_id)
+        terms = terms_of(p.org, p.run_ids, p.until, p.timestamp)
+        for run in self.runs.values():
+            if run.consented_at is None and terms.covers(
+                org=run.org, run_id=run.run_id, scheduled_at=run.scheduled_at
+            ):
+                run.consented_at = p.timestamp
+                self.dirty_runs.add(run.run_id)
         return NONE
 
 

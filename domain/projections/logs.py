@@ -70,13 +70,26 @@ def run_entry(run: RunFact) -> dict[str, Any]:
     }
 
 
+def shown(run: RunFact) -> bool:
+    """Public runs, and private tests their organisation consented in writing to make public."""
+    return run.org is None or run.consented_at is not None
+
+
+def index_entry(run: RunFact) -> dict[str, Any]:
+    entry = run_entry(run)
+    if run.org is not None:  # only consented private tests reach here; public entries keep their shape
+        entry["private_test"] = {"org": run.org, "consented_at": run.consented_at, "counts": False}
+    return entry
+
+
 def runs_index(runs: Iterable[RunFact]) -> bytes:
-    """The public runs (private tests never appear), by week, model, station, repeat, attempt."""
+    """The public runs, by week, model, station, repeat, attempt. A private test appears only once its
+    organisation consented, marked `private_test` (it never counts); without consent it never appears."""
     public = sorted(
-        (r for r in runs if r.org is None),
+        (r for r in runs if shown(r)),
         key=lambda r: (r.week, r.model, r.station, r.repeat, r.attempt, r.scheduled_at, r.run_id),
     )
-    return canonical_bytes({"format": RUNS_FORMAT, "license": LICENSE, "runs": [run_entry(r) for r in public]})
+    return canonical_bytes({"format": RUNS_FORMAT, "license": LICENSE, "runs": [index_entry(r) for r in public]})
 
 
 def station_rates(matrices: Iterable[Mapping[str, Any]]) -> bytes:

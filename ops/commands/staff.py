@@ -14,8 +14,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = staff.add_subparsers(dest="staff_command", metavar="STAFF_COMMAND", required=True)
     add = sub.add_parser("add", help="make a staff desk account")
     add.add_argument("email")
-    add.add_argument("--role", choices=["staff", "auditor"], default="staff",
-                     help="staff changes the record; auditor reads only (default staff)")
+    add.add_argument("--role", choices=["staff", "auditor", "member"], default="staff",
+                     help="staff changes the record; auditor reads only; member sees its organisation's private "
+                          "tests under /org (default staff)")
+    add.add_argument("--org", metavar="SLUG", help="the organisation of a member (registered on the staff desk)")
     add.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
     add.add_argument("--replace", action="store_true", help="set a new password (and role) for an existing account")
     add.set_defaults(handler=add_account)
@@ -42,12 +44,36 @@ def add_account(args: argparse.Namespace) -> int:
         settings = Settings.from_env()
     except SettingsError as error:
         raise CommandError(str(error)) from None
+    if args.role == "member":
+        _join_organisation(settings, args.email, args.org)
     password = _password(args.password_stdin)
     db = SqlDb(settings)
     db.migrate()
     try:
-        account = StaffAccounts(db).add(args.email, password, args.role, replace=args.replace)
+        account = StaffAccounts(db).add(args.email, password, args.role, replace=args.replace, org=args.org)
     except AccountError as error:
         raise CommandError(str(error)) from None
     print(f"staff account {account.email} ({account.role}) {'updated' if args.replace else 'made'}")
     return 0
+
+
+def _join_organisation(settings: object, email: str, org: str | None) -> None:
+    """A member's organisation must be registered; the membership itself is an event (Organisation.MemberAdded),
+    recorded here when the account is made from the command line."""
+    from adapters.wiring import build_runtime
+    from domain.organisations import OrganisationError
+    from ops.cli import CommandError
+    from web.staff.accounts import AccountError, normal_email
+
+    if not org:
+        raise CommandError("a member account needs --org SLUG")
+    try:
+        email = normal_email(email)
+    except AccountError as error:
+        raise CommandError(str(error)) from None
+    with build_runtime(settings) as runtime:  # type: ignore[arg-type]
+        try:
+            if email not in runtime.record.organisation(org).members:
+                runtime.record.add_member(org, email, by="cli")
+        except OrganisationError as error:
+            raise CommandError(str(error)) from None

@@ -1,11 +1,14 @@
 """A run's recording, read from its own events: what it was, every step, and how it ended.
 
 Private runs (an organisation's tests) are refused here, at the one place every run page, run JSON and blob
-request passes through, so none of them can leak by a forgotten check elsewhere.
+request passes through, so none of them can leak by a forgotten check elsewhere. A private run opens only to a
+viewer that may see its organisation (its members, our staff), or to everyone once the organisation's written
+consent covers it; then the recording says so (`private_test`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -13,6 +16,7 @@ from uuid import UUID
 import msgspec
 
 from domain.actions import Action
+from domain.organisations import OrganisationError
 from domain.ports import StepRecord
 from domain.record import Record
 from domain.runs import Run
@@ -48,6 +52,16 @@ class RunSummary(msgspec.Struct, kw_only=True):
     cut_short_detail: str | None = None
 
 
+class PrivateTest(msgspec.Struct, kw_only=True):
+    """Set on the recording of an organisation's private test; it never counts."""
+
+    org: str
+    name: str
+    target_url: str | None = None
+    public: bool = False
+    """True when a written consent made it public."""
+
+
 class Recording(msgspec.Struct, kw_only=True):
     """The public recording of one run (the body of /api/runs/{id}.json, with format and licence added)."""
 
@@ -56,6 +70,7 @@ class Recording(msgspec.Struct, kw_only=True):
     verdict: Verdict | None
     position: int
     """The run's aggregate version: it changes when the run records something new."""
+    private_test: PrivateTest | None = None
 
     def blobs(self) -> dict[str, str]:
         """Digest to media type of every blob the run references: the only blobs it may serve."""
@@ -79,11 +94,20 @@ def parse_run_id(text: str) -> UUID | None:
         return None
 
 
-def load_recording(record: Record, run_id: UUID) -> Recording:
+SeesOrg = Callable[[str], bool]
+"""Whether a viewer may see the private tests of an organisation (by slug)."""
+
+
+def nobody(org: str) -> bool:
+    return False
+
+
+def load_recording(record: Record, run_id: UUID, sees_org: SeesOrg = nobody) -> Recording:
     events = list(record.repository.event_store.get(run_id))
-    if not events or not isinstance(events[0], Run.Scheduled) or events[0].org is not None:
+    if not events or not isinstance(events[0], Run.Scheduled):
         raise NotPublic(str(run_id))
     first = events[0]
+    private = _private_test(record, first, str(run_id), sees_org) if first.org is not None else None
     summary = RunSummary(
         id=str(run_id), station=first.station, model=first.model, week=first.week, kind=first.kind,
         task=first.task, course_version=first.course_version, attempt=first.attempt, repeat=first.repeat,
@@ -95,7 +119,21 @@ def load_recording(record: Record, run_id: UUID) -> Recording:
         _apply(summary, steps, event)
         if isinstance(event, Run.Finished):
             verdict = event.verdict
-    return Recording(run=summary, steps=steps, verdict=verdict, position=events[-1].originator_version)
+    return Recording(run=summary, steps=steps, verdict=verdict, position=events[-1].originator_version,
+                     private_test=private)
+
+
+def _private_test(record: Record, first: Run.Scheduled, run_id: str, sees_org: SeesOrg) -> PrivateTest:
+    """The label of a private test the viewer may see; NotPublic when it may not (or the organisation is gone)."""
+    assert first.org is not None
+    try:
+        organisation = record.organisation(first.org)
+    except OrganisationError:
+        raise NotPublic(run_id) from None
+    public = organisation.is_public(run_id, first.timestamp)
+    if not public and not sees_org(first.org):
+        raise NotPublic(run_id)
+    return PrivateTest(org=first.org, name=organisation.name, target_url=first.target_url, public=public)
 
 
 def _apply(summary: RunSummary, steps: list[StepRecord], event: Any) -> None:
@@ -129,4 +167,8 @@ def recording_json(recording: Recording) -> bytes:
                     f"week {recording.run.week}, course {recording.run.course_version}. {LICENSE}.",
         **msgspec.to_builtins(recording),
     }
+    label = body.pop("private_test")  # public runs keep the shape (and bytes) they always had
+    if label is not None:
+        body["private_test"] = {"org": label["org"], "name": label["name"], "target_url": label["target_url"],
+                                "counts": False}
     return msgspec.json.encode(body)

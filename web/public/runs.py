@@ -45,7 +45,7 @@ def _elements(site: Site, digest: str | None) -> list[dict[str, Any]] | None:
     return items[:MAX_ELEMENTS_SHOWN] if isinstance(items, list) else None
 
 
-def render_recording(site: Site, recording: Recording) -> Page:
+def render_recording(site: Site, recording: Recording, blob_base: str = "/runs/") -> Page:
     run, verdict = recording.run, recording.verdict
     try:
         course = load_course(run.course_version)
@@ -66,7 +66,8 @@ def render_recording(site: Site, recording: Recording) -> Page:
         "brief": brief,
         "stage_name": course.stage_name(verdict.stage) if course and verdict and verdict.stage else None,
         "outcome_words": OUTCOME_WORDS.get(verdict.outcome, verdict.outcome) if verdict else None,
-        "corrections": corrections,
+        "corrections": corrections, "private_test": recording.private_test,
+        "blob_base": blob_base,
         "tokens": sum(s.tokens_in + s.tokens_out for s in recording.steps),
         "cost": sum(s.cost_usd for s in recording.steps),
     })

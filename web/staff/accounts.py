@@ -15,7 +15,9 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 
 from adapters.sqldb import SqlDb
 
-ROLES = ("staff", "auditor")
+ROLES = ("staff", "auditor", "member")
+DESK_ROLES = ("staff", "auditor")
+"""Roles that may use the staff desk; a member (of an organisation) sees only its private tests, under /org."""
 MIN_PASSWORD = 12
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -28,6 +30,8 @@ class Account(msgspec.Struct, frozen=True):
     email: str
     role: str
     password_hash: str
+    org: str | None = None
+    """The organisation (slug) of a member; None for staff and auditors."""
 
     @property
     def can_act(self) -> bool:
@@ -46,31 +50,36 @@ class StaffAccounts:
         self.hasher = hasher or PasswordHasher()
         self._dummy = self.hasher.hash("not a password of anyone")
 
-    def add(self, email: str, password: str, role: str = "staff", *, replace: bool = False) -> Account:
+    def add(
+        self, email: str, password: str, role: str = "staff", *, replace: bool = False, org: str | None = None
+    ) -> Account:
         email = normal_email(email)
         if role not in ROLES:
             raise AccountError(f"role must be one of {', '.join(ROLES)}")
+        if (role == "member") != (org is not None):
+            raise AccountError("a member account needs its organisation (--org), and only a member has one")
         if len(password) < MIN_PASSWORD:
             raise AccountError(f"the password must have at least {MIN_PASSWORD} characters")
-        account = Account(email, role, self.hasher.hash(password))
+        account = Account(email, role, self.hasher.hash(password), org)
         with self.db.transaction() as tx:
             exists = tx.fetchone("SELECT 1 FROM staff_accounts WHERE email = ?", (email,))
             if exists and not replace:
                 raise AccountError(f"{email} already has an account (use --replace to set a new password)")
             tx.execute("DELETE FROM staff_accounts WHERE email = ?", (email,))
             tx.execute(
-                "INSERT INTO staff_accounts (email, role, password_hash, created_at, disabled) VALUES (?, ?, ?, ?, 0)",
-                (email, role, account.password_hash, datetime.now(UTC).isoformat()),
+                "INSERT INTO staff_accounts (email, role, password_hash, created_at, disabled, org) "
+                "VALUES (?, ?, ?, ?, 0, ?)",
+                (email, role, account.password_hash, datetime.now(UTC).isoformat(), org),
             )
         return account
 
     def get(self, email: str) -> Account | None:
         with self.db.transaction() as tx:
             row = tx.fetchone(
-                "SELECT email, role, password_hash FROM staff_accounts WHERE email = ? AND disabled = 0",
+                "SELECT email, role, password_hash, org FROM staff_accounts WHERE email = ? AND disabled = 0",
                 (email.strip().lower(),),
             )
-        return Account(str(row[0]), str(row[1]), str(row[2])) if row else None
+        return Account(str(row[0]), str(row[1]), str(row[2]), row[3]) if row else None
 
     def verify(self, email: str, password: str) -> Account | None:
         """The account when the password is right; None otherwise (same cost either way)."""

@@ -17,7 +17,7 @@ from starlette.routing import Route
 from web.errors import Forbidden
 from web.public.results import data_of
 from web.site import Site
-from web.staff import corrections_desk, leaderboard_desk, manual, operations
+from web.staff import corrections_desk, leaderboard_desk, manual, operations, organisations_desk
 from web.staff.guard import desk_of, render, session_of, staff_page
 from web.staff.session import COOKIE, Session, cookie_header
 
@@ -92,4 +92,5 @@ routes = [
     *operations.routes,
     *manual.routes,
     *leaderboard_desk.routes,
+    *organisations_desk.routes,
 ]

@@ -16,7 +16,7 @@ from starlette.responses import RedirectResponse, Response
 from adapters.sqldb import SqlDb
 from web.errors import Forbidden
 from web.site import Site
-from web.staff.accounts import StaffAccounts
+from web.staff.accounts import DESK_ROLES, StaffAccounts
 from web.staff.ratelimit import SignInLimiter
 from web.staff.session import COOKIE, Session, SessionCodec, csrf_ok, load_or_create_secret
 
@@ -51,6 +51,8 @@ async def session_of(request: Request) -> Session | None:
     account = await site.call(desk.accounts.get, session.email)
     # A removed account, a new role or a new password ends the session.
     if account is None or account.role != session.role or account.fingerprint != session.fingerprint:
+        return None
+    if account.role not in DESK_ROLES:  # an organisation's member never reads the desk (it shows every org)
         return None
     return session
 

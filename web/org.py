@@ -1,0 +1,172 @@
+"""The members' area (/org): an organisation's people see its private tests, and only its own.
+
+Members sign in here with accounts of role `member` (bound to one organisation); staff and auditors may sign in
+too and see every organisation's tests, read only. The session cookie is scoped to /org. A private run that the
+viewer may not see answers 404, exactly as a run that does not exist, so its existence is never revealed; the
+check itself is in `web.public.recording.load_recording`, the one gate every recording, JSON and blob passes.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from dataclasses import dataclass
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from domain.facts import RunFact
+from domain.organisations import OrganisationError
+from web.errors import Forbidden, NotFound
+from web.public.recording import NotPublic, Recording, load_recording, parse_run_id
+from web.public.runs import render_recording
+from web.site import Site
+from web.staff.accounts import DESK_ROLES
+from web.staff.guard import desk_of, render
+from web.staff.session import LIFETIME, Session
+
+COOKIE = "cib_org"
+SIGN_IN_COOKIE = "cib_org_sign_in"
+
+
+@dataclass(frozen=True)
+class Viewer:
+    session: Session
+    org: str | None
+    """The member's organisation; None for staff and auditors, who see every organisation."""
+
+    def sees(self, org: str) -> bool:
+        return self.org is None or self.org == org
+
+
+async def viewer_of(request: Request) -> Viewer | None:
+    """The signed-in viewer: a member still in its organisation (a removed member sees nothing), or staff."""
+    site: Site = request.app.state.site
+    desk = desk_of(request)
+    session = desk.codec.read(request.cookies.get(COOKIE))
+    if session is None:
+        return None
+    account = await site.call(desk.accounts.get, session.email)
+    if account is None or account.role != session.role or account.fingerprint != session.fingerprint:
+        return None
+    if account.role in DESK_ROLES:
+        return Viewer(session, None)
+    if account.role != "member" or not account.org:
+        return None
+    try:
+        organisation = await site.call(site.runtime.record.organisation, account.org)
+    except OrganisationError:
+        return None
+    return Viewer(session, account.org) if account.email in organisation.members else None
+
+
+def _page(request: Request, template: str, viewer: Viewer | None, context: dict[str, object],
+          status: int = 200) -> Response:
+    return render(request, template, viewer.session if viewer else None, {"nav": "", "viewer": viewer, **context},
+                  status)
+
+
+async def sign_in_form(request: Request, error: str | None = None, status: int = 200) -> Response:
+    token = request.cookies.get(SIGN_IN_COOKIE) or secrets.token_urlsafe(24)
+    response = _page(request, "org/sign_in.html", None, {"token": token, "error": error}, status)
+    response.set_cookie(SIGN_IN_COOKIE, token, max_age=3600, path="/org", secure=True, httponly=True,
+                        samesite="strict")
+    return response
+
+
+async def sign_in(request: Request) -> Response:
+    if request.method == "GET":
+        return await sign_in_form(request)
+    form = await request.form(max_fields=10, max_part_size=4096)
+    cookie, token = request.cookies.get(SIGN_IN_COOKIE, ""), str(form.get("csrf", ""))
+    if not cookie or not hmac.compare_digest(cookie.encode(), token.encode()):
+        raise Forbidden("The form's security token is missing or wrong. Reload the sign-in page and try again.")
+    desk, site = desk_of(request), request.app.state.site
+    email = str(form.get("email", "")).strip().lower()
+    address = request.client.host if request.client else "unknown"
+    wait = desk.limiter.retry_after(email, address)
+    if wait:
+        response = await sign_in_form(request, f"Too many attempts. Try again in {wait // 60 + 1} minutes.", 429)
+        response.headers["Retry-After"] = str(wait)
+        return response
+    account = await site.call(desk.accounts.verify, email, str(form.get("password", "")))
+    if account is None:
+        desk.limiter.failed(email, address)
+        return await sign_in_form(request, "The e-mail or the password is wrong.", 401)
+    desk.limiter.succeeded(email)
+    value, _ = desk.codec.issue(account.email, account.role, account.fingerprint)
+    response = RedirectResponse("/org", status_code=303)
+    response.set_cookie(COOKIE, value, max_age=LIFETIME, path="/org", secure=True, httponly=True, samesite="strict")
+    response.delete_cookie(SIGN_IN_COOKIE, path="/org")
+    return response
+
+
+async def sign_out(request: Request) -> Response:
+    viewer = await viewer_of(request)
+    form = await request.form(max_fields=5, max_part_size=1024)
+    if viewer is not None and not hmac.compare_digest(viewer.session.csrf.encode(), str(form.get("csrf", "")).encode()):
+        raise Forbidden("The form's security token is missing or wrong.")
+    response = RedirectResponse("/org/sign-in", status_code=303)
+    response.delete_cookie(COOKIE, path="/org", secure=True, httponly=True, samesite="strict")
+    return response
+
+
+async def index(request: Request) -> Response:
+    viewer = await viewer_of(request)
+    if viewer is None:
+        return RedirectResponse("/org/sign-in", status_code=303)
+    site: Site = request.app.state.site
+    runs: list[RunFact] = await site.call(site.runtime.readmodels.private_runs, viewer.org)
+    runs.sort(key=lambda r: (r.scheduled_at, r.run_id), reverse=True)
+    organisations = await site.call(site.runtime.readmodels.organisations)
+    names = {o.slug: o.name for o in organisations if viewer.sees(o.slug)}
+    return _page(request, "org/index.html", viewer, {"runs": runs, "names": names})
+
+
+async def _recording(request: Request) -> tuple[Site, Recording]:
+    """The run when the viewer may see it; 404 for anyone else, signed in or not (never revealing it exists)."""
+    site: Site = request.app.state.site
+    run_id = parse_run_id(request.path_params["run_id"])
+    viewer = await viewer_of(request)
+    if viewer is None or run_id is None:
+        raise NotFound("There is no such run.")
+    try:
+        recording = await site.call(load_recording, site.runtime.record, run_id, viewer.sees)
+    except NotPublic:
+        raise NotFound("There is no such run.") from None
+    if recording.private_test is None:
+        raise NotFound("There is no such run.")  # public runs live at /runs
+    return site, recording
+
+
+async def run_page(request: Request) -> Response:
+    site, recording = await _recording(request)
+    page = await site.call(render_recording, site, recording, "/org/runs/")
+    return _no_store(page.body, page.media_type)
+
+
+async def run_blob(request: Request) -> Response:
+    site, recording = await _recording(request)
+    digest = request.path_params["digest"]
+    media_type = recording.blobs().get(digest)
+    if media_type is None:
+        raise NotFound("This run has no such screenshot or element list.")
+    try:
+        body = await site.call(site.runtime.blobs.get, digest)
+    except KeyError:
+        raise NotFound("The blob is referenced by the run but missing from the store.") from None
+    return _no_store(body, media_type)
+
+
+def _no_store(body: bytes, media_type: str) -> Response:
+    return Response(body, media_type=media_type, headers={"Cache-Control": "private, no-store"})
+
+
+routes = [
+    Route("/org", index),
+    Route("/org/sign-in", sign_in, methods=["GET", "POST"]),
+    Route("/org/sign-out", sign_out, methods=["POST"]),
+    Route("/org/runs/{run_id:str}", run_page),
+    Route("/org/runs/{run_id:str}/blobs/{digest:str}", run_blob),
+]
