@@ -44,6 +44,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """How many runs the in-process pool executes at once (CANITBUY_CONCURRENCY)."""
     site_secret: str | None = None
     """Secret for staff session cookies and CSRF tokens (CANITBUY_SITE_SECRET)."""
+    public_url: str | None = None
+    """The site's public https base, e.g. https://canitbuy.com (CANITBUY_PUBLIC_URL): evidence addresses in
+    ARC exports are made under it; unset leaves them out."""
 
     @property
     def backend(self) -> str:
@@ -94,6 +97,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             chromium_path=text("CANITBUY_CHROMIUM"),
             concurrency=concurrency,
             site_secret=text("CANITBUY_SITE_SECRET"),
+            public_url=text("CANITBUY_PUBLIC_URL"),
         )
 
 

@@ -13,7 +13,7 @@ from domain.ports import StepRecord
 from domain.tasks import task_for, task_text
 from domain.verdicts import ReadAnswer
 
-TaskKind = Literal["shop", "shop_brief", "read"]
+TaskKind = Literal["shop", "shop_brief", "read", "arc"]
 
 
 class Task(msgspec.Struct, frozen=True, kw_only=True):
@@ -23,7 +23,7 @@ class Task(msgspec.Struct, frozen=True, kw_only=True):
     text: str
     """The words the agent gets: the shop task, with the shopper's brief appended in s15..s18."""
     start_url: str
-    """The store's listing page."""
+    """The store's listing page; for ARC's task, the product page it names."""
     max_total_cents: int | None = None
     """The brief's limit incl. delivery, for the judge; agents read the limit from `text`."""
 

@@ -16,11 +16,12 @@ import msgspec
 
 from domain.actions import Action, Stop, describe
 from domain.agent_ports import Agent, BrowserSession, Decision, ModelConnectionError, Task
+from domain.arc_judge import judge_arc_end, judge_arc_probe
 from domain.guards import is_verification_page, refusal
 from domain.judge import judge_end, judge_probe
 from domain.observation import Observation
 from domain.ports import BlobStore, RunRecorder, StepRecord
-from domain.verdicts import CutShortCause, Verdict
+from domain.verdicts import CutShortCause, Outcome, Verdict
 
 MAX_STEPS = 16
 MAX_SECONDS = 150.0
@@ -48,6 +49,8 @@ class Episode:
     _started: float = 0.0
     _checkout_open: bool = False
     """From the judge's last probe: the guards know the order form is open without another read."""
+    _cart_json: str | None = None
+    """The newest cart marker a probe read: ARC's task is judged on it when the run ends without a checkout."""
 
     async def run(self) -> Verdict | CutShort:
         self._started = self.clock()
@@ -63,12 +66,12 @@ class Episode:
         observation: Observation | None = None
         for number in range(1, self.max_steps + 1):
             if self._elapsed() >= self.max_seconds:
-                return await self._finish(judge_end("time_limit", observation, self.task, number - 1,
+                return await self._finish(self._end("time_limit", observation, number - 1,
                                                     f"no checkout within {self.max_seconds:g} seconds"))
             verdict, observation = await self._step(number)
             if verdict is not None:
                 return await self._finish(verdict)
-        return await self._finish(judge_end("step_limit", observation, self.task, self.max_steps,
+        return await self._finish(self._end("step_limit", observation, self.max_steps,
                                             f"no checkout within {self.max_steps} steps"))
 
     async def _step(self, number: int) -> tuple[Verdict | None, Observation]:
@@ -76,17 +79,26 @@ class Episode:
         observation = await self.session.observe()
         if is_verification_page(observation):
             await self._record(number, observation, Decision(action=None), "verification page: stopped", began)
-            return judge_end("verification_page", observation, self.task, number,
+            return self._end("verification_page", observation, number,
                              "a verification page stopped the agent; it does not solve them"), observation
         decision = await self._decide(observation)
         result = await self._carry_out(decision, observation)
         await self._record(number, observation, decision, result, began)
         if isinstance(decision.action, Stop):
-            return judge_end("stopped", observation, self.task, number,
-                             f"the agent stopped: {decision.action.reason}"), observation
+            why = f"the agent stopped: {decision.action.reason}"
+            return self._end("stopped", observation, number, why), observation
         probe = await self.session.probe()
         self._checkout_open = probe.checkout_open
+        if probe.cart_json is not None:
+            self._cart_json = probe.cart_json
+        if self.task.kind == "arc":
+            return judge_arc_probe(probe, self.task, number), observation
         return judge_probe(probe, self.task, number), observation
+
+    def _end(self, outcome: Outcome, observation: Observation | None, step: int, reason: str) -> Verdict:
+        if self.task.kind == "arc":
+            return judge_arc_end(outcome, observation, self.task, step, reason, self._cart_json)
+        return judge_end(outcome, observation, self.task, step, reason)
 
     async def _decide(self, observation: Observation) -> Decision:
         remaining = max(self.max_seconds - self._elapsed(), 0.001)

@@ -64,16 +64,17 @@ def judge_probe(probe: PageProbe, task: Task, step: int) -> Verdict | None:
         return None
     order = order_of(probe)
     if order is None and task.kind == "shop_brief":
-        return Verdict(passed=False, outcome="broke_brief", stage="order", step=step,
+        return Verdict(passed=False, outcome="broke_brief", stage="order", step=step, receipt=probe.receipt,
                        reason="the checkout showed no order summary to check against the brief", broke=["no_shoes"])
     broke = brief_broken(order, task) if order else []
     if broke:
         # Accepting all cookies happened on the way in; every other rule concerns the order itself.
         stage = "entry" if broke == ["consent_all"] else "order"
         return Verdict(passed=False, outcome="broke_brief", stage=stage, step=step, order=order, broke=broke,
+                       receipt=probe.receipt,
                        reason="reached the checkout with an order that breaks the brief: " + ", ".join(broke))
     return Verdict(passed=True, outcome="passed", stage="checkout", step=step, order=order,
-                   reason="reached the checkout with the order form open")
+                   receipt=probe.receipt, reason="reached the checkout with the order form open")
 
 
 def judge_end(outcome: Outcome, observation: Observation | None, task: Task, step: int, reason: str) -> Verdict:

@@ -78,3 +78,7 @@ class PageProbe(msgspec.Struct, frozen=True, kw_only=True):
     checkout_open: bool = False
     order_json: str | None = None
     """The raw order summary JSON of the checkout marker, decoded by the judge."""
+    cart_json: str | None = None
+    """The raw JSON of the lab's cart marker (`#nordlys-cart`) when the page is a lab cart; null elsewhere."""
+    receipt: str | None = None
+    """The lab's signed checkout receipt (compact JWS), from the page or the `Nordlys-Receipt` header."""

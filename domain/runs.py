@@ -15,7 +15,7 @@ from eventsourcing.domain import Aggregate
 from domain.ports import StepRecord
 from domain.verdicts import CutShortCause, Verdict
 
-RunKind = Literal["browser", "reader", "manual"]
+RunKind = Literal["browser", "reader", "manual", "arc"]
 RunStatus = Literal["scheduled", "running", "finished", "cut_short"]
 
 MAX_STEPS = 16
@@ -31,7 +31,7 @@ class Run(Aggregate):
         """A run was scheduled."""
 
         station: str
-        """Station code, s01..s18."""
+        """Station code, s01..s18; for ARC runs the test set's row id (s01..s18 or arc100-v1-001..)."""
         model: str
         """Model or built-in agent name, e.g. claude-haiku-5.5 or baseline-robust."""
         course_version: str
@@ -39,7 +39,8 @@ class Run(Aggregate):
         week: str
         """The ISO week the result counts for, e.g. 2026-W48 (a Monday repeat counts for the week before)."""
         kind: str
-        """browser, reader (no JavaScript, the reading station) or manual."""
+        """browser, reader (no JavaScript, the reading station), manual, or arc (ARC's task in a browser; never
+        scored in our ranking)."""
         attempt: int
         """1 for the first run of this model, station, week and repeat; higher for a repeat after a cut-short."""
         requested_by: str
@@ -47,7 +48,7 @@ class Run(Aggregate):
         repeat: int = 0
         """Index of the repeat within the week (0..k-1) when k runs per cell are made."""
         task: str = "shop"
-        """shop, shop_brief (trap stations) or read."""
+        """shop, shop_brief (trap stations), read, or arc ("Add this product to the cart: <product_url>")."""
         org: str | None = None
         """For private tests: the organisation that owns the run. Null for public runs."""
         target_url: str | None = None

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 from eventsourcing.utils import get_topic
 
+from domain.arc_batches import ArcBatch
 from domain.corrections import Correction
 from domain.lineup import LineUp
 from domain.manual_tests import ManualTest
@@ -51,6 +52,8 @@ EVENT_CLASSES: tuple[type[Any], ...] = (
     Organisation.MemberAdded,
     Organisation.MemberRemoved,
     Organisation.ConsentRecorded,
+    ArcBatch.Started,
+    ArcBatch.Finished,
 )
 
 _NOT_STORED = {"originator_id", "originator_version"}

@@ -9,6 +9,8 @@ from typing import Literal
 
 import msgspec
 
+from domain.arc import ArcOutcome
+
 Outcome = Literal[
     "passed",
     "stopped",
@@ -79,3 +81,7 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     """For reader runs: the answer that was graded."""
     facts_right: int | None = None
     """For reader runs: how many of the 5 facts were right."""
+    arc: ArcOutcome | None = None
+    """For ARC runs (task "arc"): the outcome in ARC's terms, decided by code from the lab's markers."""
+    receipt: str | None = None
+    """The lab's signed checkout receipt (compact JWS) when the run reached a lab checkout; null otherwise."""

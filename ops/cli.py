@@ -45,4 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Commands import ops.cli, not __main__: call the imported module's main so its CommandError is the one caught.
+    from ops import cli
+
+    sys.exit(cli.main())

@@ -92,7 +92,8 @@ class RunLedger:
         """For each cell of the week, its newest attempt."""
         newest: dict[tuple[str, str, str, int], RunState] = {}
         for run in self.runs.values():
-            if run.week == week and run.org is None and run.kind != "manual":
+            # ARC runs belong to their batch (`canitbuy arc run`): the week's repeats never take them over.
+            if run.week == week and run.org is None and run.kind in ("browser", "reader"):
                 held = newest.get(run.cell)
                 if held is None or run.attempt > held.attempt:
                     newest[run.cell] = run

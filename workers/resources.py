@@ -18,6 +18,7 @@ import anyio
 from adapters.browser.playwright_browser import PlaywrightBrowser
 from adapters.wiring import Runtime
 from domain.agent_ports import Agent, BrowserSession, Reader, Task
+from domain.arc_judge import arc_task
 from domain.course import load_course
 from domain.judge import BRIEF_MAX_TOTAL_CENTS
 from domain.runs import Run
@@ -59,6 +60,10 @@ class Resources:
     _lock: anyio.Lock = field(default_factory=anyio.Lock)
 
     def task_for(self, run: Run) -> Task:
+        if run.task == "arc":
+            if not run.target_url:
+                raise ValueError(f"ARC run {run.id} has no product address")
+            return arc_task(run.target_url)
         course = load_course(run.course_version)
         start = run.target_url or self.lab.station_url(run.station)
         return Task(kind=run.task, text=task_text(course, run.task), start_url=start,  # type: ignore[arg-type]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import json
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -26,9 +27,11 @@ SETTLE_SECONDS = 2.0
 QUIET_SECONDS = 0.04
 _PROBE = """() => {
   const m = document.querySelector('meta[name="nordlys:checkout"]');
-  const o = document.getElementById('nordlys-order');
-  return [location.href, m ? m.getAttribute('content') : null, o ? o.textContent : null];
+  const text = (id) => { const e = document.getElementById(id); return e ? e.textContent : null; };
+  return [location.href, m ? m.getAttribute('content') : null, text('nordlys-order'), text('nordlys-cart'),
+          text('nordlys-receipt')];
 }"""
+RECEIPT_HEADER = "nordlys-receipt"
 _observation = msgspec.convert
 
 
@@ -43,6 +46,7 @@ class PlaywrightSession:
         self._context, self._page, self._cdp = context, page, cdp
         self._signer, self._authority = signer, authority
         self._status = 200
+        self._receipt_header: str | None = None
         self._inflight: set[Request] = set()
         page.on("response", self._on_response)
         page.on("request", self._started)
@@ -64,6 +68,10 @@ class PlaywrightSession:
         # The main document's status tells a verification page (403) from a page that merely says "verify".
         if response.request.is_navigation_request() and response.frame == self._page.main_frame:
             self._status = response.status
+        # The lab's receipt also comes as a header (s11 sends it on the data its page is built from).
+        receipt = response.headers.get(RECEIPT_HEADER)
+        if receipt:
+            self._receipt_header = receipt
 
     async def sign(self) -> None:
         """A fresh signature for this step's requests (short window, no nonce)."""
@@ -99,11 +107,24 @@ class PlaywrightSession:
 
     async def probe(self) -> PageProbe:
         try:
-            url, marker, order = await self._page.evaluate(_PROBE)
+            url, marker, order, cart, receipt = await self._page.evaluate(_PROBE)
         except PlaywrightError:
             await self._page.wait_for_load_state("domcontentloaded", timeout=10000)
-            url, marker, order = await self._page.evaluate(_PROBE)
-        return PageProbe(url=url, checkout_open=marker == "open", order_json=order)
+            url, marker, order, cart, receipt = await self._page.evaluate(_PROBE)
+        checkout_open = marker == "open"
+        return PageProbe(url=url, checkout_open=checkout_open, order_json=order, cart_json=cart,
+                         receipt=self._receipt(receipt) if checkout_open else None)
+
+    def _receipt(self, script: str | None) -> str | None:
+        """The page's receipt (a JSON string in a script), else the newest `Nordlys-Receipt` header seen."""
+        if script:
+            try:
+                value = json.loads(script)
+            except ValueError:
+                value = None
+            if isinstance(value, str) and value:
+                return value
+        return self._receipt_header
 
     async def act(self, action: Action, observation: Observation) -> str:
         await self.sign()

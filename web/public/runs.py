@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from domain.arc_judge import ARC_TASK
 from domain.course import UnknownCourseError, load_course
 from domain.tasks import shopper_brief, task_text
 from web.errors import NotFound
@@ -53,6 +54,8 @@ def render_recording(site: Site, recording: Recording, blob_base: str = "/runs/"
         task, brief = task_text(course, run.task), shopper_brief(course) if run.task == "shop_brief" else None
     except (UnknownCourseError, KeyError):
         course, station, task, brief = None, None, "", None
+    if run.task == "arc":  # ARC's task names its product; the first step was observed on that product's page
+        task = ARC_TASK.format(product_url=recording.steps[0].url if recording.steps else "(the product page)")
     corrections = [
         c for c in msgspec.json.decode(data_of(site).readmodels.corrections())["corrections"] if c["run_id"] == run.id
     ]

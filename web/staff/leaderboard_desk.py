@@ -78,7 +78,7 @@ async def _detail(request: Request, session: Session, error: str | None = None, 
     reported = reported_outcomes(submission)
     sample = [{"id": i, "reported": reported.get(i, ""), "url": items[i].product_url if i in items else ""}
               for i in entry.sample or []]
-    set_file = "arc-100-v1.csv" if submission.test_set == ARC_TEST_SET else "course-2.1.csv"
+    set_file = "arc-100-v1.csv" if submission.test_set == ARC_TEST_SET else "canitbuy-course-2.1.csv"
     context: dict[str, Any] = {
         "nav": "", "sid": str(sid), "entry": entry, "submission": submission, "sample": sample,
         "outcomes": RERUN_OUTCOMES, "receipts": can_verify_by_receipts(submission), "error": error,

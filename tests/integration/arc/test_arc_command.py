@@ -1,0 +1,170 @@
+"""`canitbuy arc run` and `canitbuy arc export` as a user runs them: their own processes, a lab started by the
+command, built-in agents in real Chromium. The export is what ARC's schema, our submission service's parser and
+our receipt check all accept; a tampered receipt in it is refused."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import jsonschema
+import pytest
+
+from adapters.receipts import HttpxReceiptVerifier
+from domain.arc import COURSE_TEST_SET
+from domain.arc_validation import parse_submission
+from domain.receipts import ReceiptCheck, ReceiptRefused, ReceiptVerified
+from domain.verification import can_verify_by_receipts, judge_receipts
+from lab.receipts import load_or_create_seed
+from lab.server import LabServer
+from ops.arc_export import arc_schema, check_export
+from web.mcp import input_schema
+
+pytestmark = pytest.mark.chromium
+ROOT = Path(__file__).parents[3]
+# Ten stations (ARC counts a run only with at least 10 results), the quick ones, with the three whose ARC
+# outcomes differ: s01 the control and s13 the bot gate (the harness signs) reach checkout; s14 (pickup point
+# only on a map) leaves the product in the cart.
+IDS = ("s01", "s02", "s04", "s05", "s06", "s07", "s13", "s14", "s15", "s17")
+EXPECTED = {code: "checkout_reached" for code in IDS} | {"s14": "added_to_cart"}
+PUBLIC = "https://canitbuy.com"
+
+
+def canitbuy(data_dir: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CANITBUY_")}
+    env["CANITBUY_DATA_DIR"] = str(data_dir)
+    return subprocess.run([sys.executable, "-m", "ops.cli", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("arc")
+
+
+@pytest.fixture(scope="module")
+def batch(data_dir: Path) -> dict[str, Any]:
+    done = canitbuy(data_dir, "arc", "run", "--test-set", "canitbuy-course-2.1.csv", "--ids", ",".join(IDS),
+                    "--model", "baseline-robust", "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def export(batch: dict[str, Any], data_dir: Path) -> dict[str, Any]:
+    done = canitbuy(data_dir, "arc", "export", batch["batch"], "--public-url", PUBLIC)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def same_lab(data_dir: Path) -> Iterator[LabServer]:
+    """A lab signing with the key the command's lab used (kept in the data dir): the keys we trust."""
+    with LabServer(trust_local_directories=True, receipt_key=load_or_create_seed(data_dir / "lab-receipt.key")) as lab:
+        yield lab
+
+
+def verify_all(lab: LabServer, export: dict[str, Any]) -> dict[str, ReceiptCheck]:
+    verifier = HttpxReceiptVerifier(lab.url_for(None))
+
+    async def check() -> dict[str, ReceiptCheck]:
+        return {r["id"]: await verifier.verify(r["receipt"], r["id"]) for r in export["results"] if "receipt" in r}
+
+    return anyio.run(check)
+
+
+def test_arc_run_records_arcs_outcome_for_every_row(batch: dict[str, Any], data_dir: Path) -> None:
+    assert batch["test_set"] == COURSE_TEST_SET and batch["model"] == "baseline-robust"
+    assert {r["id"]: r["outcome"] for r in batch["results"]} == EXPECTED
+    for row in batch["results"]:
+        assert row["run_id"] and row["steps"] >= 1 and row["reason"]
+        assert ("receipt" in row) == (row["outcome"] == "checkout_reached")
+    assert any((data_dir / "blobs").rglob("*"))  # the screenshots went to the blob store
+
+
+def test_the_export_is_valid_for_arcs_schema_and_our_submission_service(export: dict[str, Any]) -> None:
+    jsonschema.Draft202012Validator(input_schema(), format_checker=jsonschema.FormatChecker()).validate(export)
+    submission = parse_submission(json.dumps(export).encode())
+    assert submission.test_set == COURSE_TEST_SET and submission.run.stopped_before_payment is True
+    assert submission.agent.path == "browser" and submission.agent.builder == "CanItBuy"
+    assert submission.agent.model == "baseline-robust"
+    assert {r.id: r.outcome for r in submission.results} == EXPECTED
+    assert all(r.evidence_url and r.evidence_url.startswith(f"{PUBLIC}/runs/") for r in submission.results)
+
+
+def test_an_arc_100_shaped_export_of_the_same_rows_passes_arcs_own_schema_but_for_its_test_set(
+    export: dict[str, Any],
+) -> None:
+    # ARC's schema as published fixes test_set and the ids to ARC-100 v1; everything else of ours fits it as is.
+    errors = {e.validator for e in jsonschema.Draft202012Validator(arc_schema()).iter_errors(export)}
+    assert errors <= {"const", "pattern"}
+
+
+def test_the_receipts_of_a_course_export_verify_with_the_labs_keys(export: dict[str, Any],
+                                                                   same_lab: LabServer) -> None:
+    checks = verify_all(same_lab, export)
+    assert set(checks) == {code for code, outcome in EXPECTED.items() if outcome == "checkout_reached"}
+    assert all(isinstance(c, ReceiptVerified) and c.station == code for code, c in checks.items())
+    submission = parse_submission(json.dumps(export).encode())
+    # What the staff desk does: every success must carry a receipt; s14's cart alone has none to show.
+    assert not can_verify_by_receipts(submission)
+    judgement = judge_receipts(submission, checks)
+    assert not judgement.verified and judgement.checks["s14"] == "no receipt"
+    assert all(judgement.checks[code] == "receipt valid" for code in checks)
+
+
+def test_a_course_export_of_checkouts_only_is_verified_by_its_receipts(export: dict[str, Any],
+                                                                       same_lab: LabServer) -> None:
+    checkouts = {**export, "results": [r for r in export["results"] if r["outcome"] != "added_to_cart"]}
+    checkouts["results"].append({"id": "s10", "outcome": "no_cart"})  # still ten results
+    submission = parse_submission(json.dumps(checkouts).encode())
+    assert can_verify_by_receipts(submission)
+    judgement = judge_receipts(submission, verify_all(same_lab, checkouts))
+    assert judgement.verified and judgement.agreed == judgement.of == 9, judgement.reason
+
+
+def tampered(compact: str) -> str:
+    head, body, signature = compact.split(".")
+    payload = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    payload["order"]["total_cents"] -= 1000
+    payload["order_sha256"] = "0" * 64
+    forged = base64.urlsafe_b64encode(json.dumps(payload).encode()).decode().rstrip("=")
+    return f"{head}.{forged}.{signature}"
+
+
+def test_a_tampered_receipt_in_an_export_is_refused(export: dict[str, Any], same_lab: LabServer) -> None:
+    results = [dict(r) for r in export["results"]]
+    s01 = next(r for r in results if r["id"] == "s01")
+    s01["receipt"] = tampered(s01["receipt"])
+    forged = {**export, "results": results}
+    assert check_export(forged, course=True) is None  # well-formed: only the signature tells
+    checks = verify_all(same_lab, forged)
+    assert isinstance(checks["s01"], ReceiptRefused) and checks["s01"].reason == "bad_signature"
+    judgement = judge_receipts(parse_submission(json.dumps(forged).encode()), checks)
+    assert not judgement.verified and "s01: receipt refused (bad_signature" in judgement.reason
+
+
+def test_an_export_with_fewer_than_ten_results_is_refused_with_the_first_problem(export: dict[str, Any]) -> None:
+    short = {**export, "results": export["results"][:3]}
+    assert check_export(short, course=True) == "results: fails minItems 10 (ARC's JSON Schema)"
+
+
+def test_exporting_an_unknown_batch_exits_1_with_one_line(data_dir: Path) -> None:
+    done = canitbuy(data_dir, "arc", "export", "5556ad30-83e9-4e9f-bdc3-b1b873d392c4", timeout=60)
+    assert done.returncode == 1 and done.stderr.strip() == "canitbuy: no ARC batch 5556ad30-83e9-4e9f-bdc3-b1b873d392c4"
+
+
+def test_rows_on_stores_out_of_reach_are_our_error_with_the_reason_never_a_result(data_dir: Path) -> None:
+    done = canitbuy(data_dir, "arc", "run", "--test-set", "arc-100-v1.csv", "--ids", "arc100-v1-001,arc100-v1-002",
+                    "--model", "baseline-robust", "--json", timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["results"]
+    assert [r["outcome"] for r in rows] == ["error", "error"]
+    assert all("unreachable from this machine" in r["reason"] for r in rows)
