@@ -25,6 +25,7 @@ from web.site import Site
 from web.staff.accounts import DESK_ROLES
 from web.staff.guard import desk_of, render
 from web.staff.session import LIFETIME, Session
+from web.staff.sign_in import check_sign_in
 
 COOKIE = "cib_org"
 SIGN_IN_COOKIE = "cib_org_sign_in"
@@ -78,23 +79,11 @@ async def sign_in_form(request: Request, error: str | None = None, status: int =
 async def sign_in(request: Request) -> Response:
     if request.method == "GET":
         return await sign_in_form(request)
-    form = await request.form(max_fields=10, max_part_size=4096)
-    cookie, token = request.cookies.get(SIGN_IN_COOKIE, ""), str(form.get("csrf", ""))
-    if not cookie or not hmac.compare_digest(cookie.encode(), token.encode()):
-        raise Forbidden("The form's security token is missing or wrong. Reload the sign-in page and try again.")
-    desk, site = desk_of(request), request.app.state.site
-    email = str(form.get("email", "")).strip().lower()
-    address = request.client.host if request.client else "unknown"
-    wait = desk.limiter.retry_after(email, address)
-    if wait:
-        response = await sign_in_form(request, f"Too many attempts. Try again in {wait // 60 + 1} minutes.", 429)
-        response.headers["Retry-After"] = str(wait)
-        return response
-    account = await site.call(desk.accounts.verify, email, str(form.get("password", "")))
-    if account is None:
-        desk.limiter.failed(email, address)
-        return await sign_in_form(request, "The e-mail or the password is wrong.", 401)
-    desk.limiter.succeeded(email)
+    checked = await check_sign_in(request, SIGN_IN_COOKIE, sign_in_form)
+    if isinstance(checked, Response):
+        return checked
+    account, form = checked
+    desk = desk_of(request)
     value, _ = desk.codec.issue(account.email, account.role, account.fingerprint)
     response = RedirectResponse("/org", status_code=303)
     response.set_cookie(COOKIE, value, max_age=LIFETIME, path="/org", secure=True, httponly=True, samesite="strict")

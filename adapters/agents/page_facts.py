@@ -43,21 +43,22 @@ def line_after(text: str, label: str) -> str:
     return rest or text[found.end():].lstrip().split("\n", 1)[0]
 
 
-def _nodes(data: Any) -> Iterator[dict[str, Any]]:
+def json_ld_nodes(data: Any) -> Iterator[dict[str, Any]]:
+    """Every object inside a JSON-LD value, depth first."""
     if isinstance(data, dict):
         yield data
         for value in data.values():
-            yield from _nodes(value)
+            yield from json_ld_nodes(value)
     elif isinstance(data, list):
         for value in data:
-            yield from _nodes(value)
+            yield from json_ld_nodes(value)
 
 
 def json_ld(observation: Observation) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for block in observation.structured:
         try:
-            out.extend(_nodes(json.loads(block)))
+            out.extend(json_ld_nodes(json.loads(block)))
         except ValueError:
             continue
     return out

@@ -4,10 +4,9 @@ text, the visible text of the product page and the help pages."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from adapters.agents.page_facts import cents
+from adapters.agents.page_facts import cents, json_ld_nodes
 from domain.verdicts import ReadAnswer
 
 if TYPE_CHECKING:
@@ -16,20 +15,10 @@ if TYPE_CHECKING:
 _SIZES = (42, 44)
 
 
-def _nodes(data: Any) -> Iterator[dict[str, Any]]:
-    if isinstance(data, dict):
-        yield data
-        for value in data.values():
-            yield from _nodes(value)
-    elif isinstance(data, list):
-        for value in data:
-            yield from _nodes(value)
-
-
 def from_structured(pages: list[StorePage], product: str) -> dict[str, Any]:
     facts: dict[str, Any] = {}
     for page in pages:
-        for node in (n for block in page.json_ld for n in _nodes(block)):
+        for node in (n for block in page.json_ld for n in json_ld_nodes(block)):
             if node.get("@type") in ("ProductGroup", "Product") and node.get("name") == product:
                 offers = node.get("offers") or {}
                 price = offers.get("lowPrice") or offers.get("price")

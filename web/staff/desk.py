@@ -20,6 +20,7 @@ from web.site import Site
 from web.staff import corrections_desk, leaderboard_desk, manual, operations, organisations_desk
 from web.staff.guard import desk_of, render, session_of, staff_page
 from web.staff.session import COOKIE, Session, cookie_header
+from web.staff.sign_in import check_sign_in
 
 SIGN_IN_COOKIE = "cib_sign_in"
 
@@ -42,23 +43,11 @@ async def sign_in_form(request: Request, error: str | None = None, status: int =
 async def sign_in(request: Request) -> Response:
     if request.method == "GET":
         return await sign_in_form(request)
-    form = await request.form(max_fields=10, max_part_size=4096)
-    cookie, token = request.cookies.get(SIGN_IN_COOKIE, ""), str(form.get("csrf", ""))
-    if not cookie or not hmac.compare_digest(cookie.encode(), token.encode()):
-        raise Forbidden("The form's security token is missing or wrong. Reload the sign-in page and try again.")
-    desk, site = desk_of(request), request.app.state.site
-    email = str(form.get("email", "")).strip().lower()
-    address = request.client.host if request.client else "unknown"
-    wait = desk.limiter.retry_after(email, address)
-    if wait:
-        response = await sign_in_form(request, f"Too many attempts. Try again in {wait // 60 + 1} minutes.", 429)
-        response.headers["Retry-After"] = str(wait)
-        return response
-    account = await site.call(desk.accounts.verify, email, str(form.get("password", "")))
-    if account is None:
-        desk.limiter.failed(email, address)
-        return await sign_in_form(request, "The e-mail or the password is wrong.", 401)
-    desk.limiter.succeeded(email)
+    checked = await check_sign_in(request, SIGN_IN_COOKIE, sign_in_form)
+    if isinstance(checked, Response):
+        return checked
+    account, form = checked
+    desk = desk_of(request)
     value, _ = desk.codec.issue(account.email, account.role, account.fingerprint)
     response = RedirectResponse(_safe_next(str(form.get("next", ""))), status_code=303)
     response.set_cookie(**cookie_header(value))  # type: ignore[arg-type]
