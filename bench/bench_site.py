@@ -68,8 +68,10 @@ def wait_up(url: str) -> None:
     raise RuntimeError("the site did not start")
 
 
-def with_wrk(url: str, seconds: int, connections: int) -> tuple[float, float]:
-    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", url],
+def with_wrk(url: str, seconds: int, connections: int, threads: int = 1) -> tuple[float, float]:
+    # One wrk thread by default: on 2 cores the server's event loop takes one and the load its own; a second
+    # wrk thread would take the server's core from it and measure the machine's contention, not the site.
+    out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", url],
                          capture_output=True, text=True, check=True).stdout
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     value, unit = re.search(r"99%\s+([\d.]+)(us|ms|s)", out).groups()  # type: ignore[union-attr]
@@ -99,9 +101,9 @@ async def _httpx_load(url: str, seconds: int, connections: int) -> tuple[float, 
     return len(latencies) / elapsed, latencies[int(len(latencies) * 0.99) - 1]
 
 
-def measure(url: str, seconds: int, connections: int) -> tuple[float, float]:
+def measure(url: str, seconds: int, connections: int, wrk_threads: int = 1) -> tuple[float, float]:
     if shutil.which("wrk"):
-        return with_wrk(url, seconds, connections)
+        return with_wrk(url, seconds, connections, wrk_threads)
     return asyncio.run(_httpx_load(url, seconds, connections))
 
 
@@ -109,6 +111,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--wrk-threads", type=int, default=1, help="wrk threads (default 1: see with_wrk)")
     args = parser.parse_args()
     data_dir = Path(tempfile.mkdtemp(prefix="canitbuy-bench-site-")) / "var"
     week = build_week(data_dir)
@@ -123,7 +126,7 @@ def main() -> int:
         tool = "wrk" if shutil.which("wrk") else "httpx"
         print(f"week {week}, {len(MODELS)} models, {args.connections} connections, {args.seconds} s each, "
               f"load by {tool}")
-        results = {route: measure(url + route, args.seconds, args.connections) for route in ROUTES}
+        results = {route: measure(url + route, args.seconds, args.connections, args.wrk_threads) for route in ROUTES}
     finally:
         server.terminate()
         server.wait(timeout=10)
