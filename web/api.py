@@ -1,9 +1,10 @@
-"""Open data (CC BY 4.0): the ranking, the Matrix, the course spec, the corrections log and run recordings, each
-with a JSON Schema under /api/schemas/.
+"""Open data (CC BY 4.0): the ranking, the Matrix, the week's repeat runs, the course spec, the corrections log
+and run recordings, each with a JSON Schema under /api/schemas/.
 
 A published week answers with the exact bytes whose sha256 its publication recorded (the newest publication
 unless `publication=N` or `as=corrected` asks otherwise); an unpublished week answers as corrected and says it
-is provisional. Every answer carries a strong ETag and answers 304 to If-None-Match.
+is provisional. The repeat-run document is never part of a publication: it is always as corrected, at the read
+models' position. Every answer carries a strong ETag and answers 304 to If-None-Match.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from starlette.routing import Route
 
 from domain.canonical import sha256_hex
 from domain.course import course_bytes
+from domain.publishing import UnknownWeekError
 from web.errors import BadRequest, NotFound
 from web.public.recording import recording_json
 from web.public.results import data_of
@@ -81,6 +83,33 @@ async def matrix_json(request: Request) -> Response:
     return await week_json(request, "matrix")
 
 
+def _repeats(site: Site, week: str) -> Page:
+    data = data_of(site)
+    try:
+        body = data.readmodels.repeats_bytes(week)
+    except UnknownWeekError:
+        raise NotFound(f"There are no public results for week {week}.") from None
+    info = data.known(week)
+    status = "corrected" if info and info.publications else "provisional"
+    headers = {"CanItBuy-Status": status, "CanItBuy-Sha256": sha256_hex(body), "Access-Control-Allow-Origin": "*"}
+    return Page(body, JSON, headers)
+
+
+async def repeats_json(request: Request) -> Response:
+    """The week's repeat runs (docs/schemas/repeats.json), as corrected, at the read models' position."""
+    site: Site = request.app.state.site
+    params = request.query_params
+    unknown = set(params) - {"week"}
+    if unknown:
+        raise BadRequest(f"unknown parameter {sorted(unknown)[0]!r}; use week")
+    week = data_of(site).pick_week(params.get("week"))
+    if week is None:
+        raise NotFound("There are no public results yet.")
+    key = ("repeats.json", week, site.version)
+    page = site.cache.get(key) or site.cache.put(key, await site.call(_repeats, site, week))
+    return send(request, page, max_age=60)
+
+
 async def course_json(request: Request) -> Response:
     site: Site = request.app.state.site
     page = site.cache.get_or_make(("course.json",), lambda: Page(course_bytes(), JSON))
@@ -137,6 +166,7 @@ def _open(response: Response) -> Response:
 routes = [
     Route("/api/ranking.json", ranking_json),
     Route("/api/matrix.json", matrix_json),
+    Route("/api/repeats.json", repeats_json),
     Route("/api/course.json", course_json),
     Route("/api/corrections.json", corrections_json),
     Route("/api/runs/{run_id:str}.json", run_json),

@@ -8,7 +8,7 @@ of a race (IntegrityError), which we take as "already scheduled".
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from uuid import NAMESPACE_URL, UUID, uuid5
 
@@ -36,17 +36,27 @@ def run_id_for(week: str, cell: Cell, attempt: int, course_version: str = CURREN
     return uuid5(RUN_NAMESPACE, f"{course_version}/{week}/{cell.model}/{cell.station}/{cell.repeat}/{attempt}")
 
 
+Repeats = int | Mapping[str, int]
+"""k for every model, or k per model (a model left out runs once)."""
+
+
+def repeats_of(repeats: Repeats, model: str) -> int:
+    return repeats if isinstance(repeats, int) else repeats.get(model, 1)
+
+
 def course_cells(
-    models: Sequence[str], repeats: int = 1, course_version: str = CURRENT_VERSION,
+    models: Sequence[str], repeats: Repeats = 1, course_version: str = CURRENT_VERSION,
     stations: Sequence[str] | None = None,
 ) -> list[Cell]:
-    """Every model on every station (or the given ones), k repeats; the control first for each model, so that
-    an obstacle run means something (the same agent got through s01 the same day)."""
+    """Every model on every station (or the given ones), k repeats (the same k for all, or k per model as the
+    line-up sets it); the control first for each model, so that an obstacle run means something (the same
+    agent got through s01 the same day)."""
     course = load_course(course_version)
     control = course.control.code
     codes = [c for c in course.codes if stations is None or c in stations]
-    first = [Cell(m, control, r) for m in models for r in range(repeats) if control in codes]
-    rest = [Cell(m, code, r) for code in codes if code != control for m in models for r in range(repeats)]
+    k = {m: repeats_of(repeats, m) for m in models}
+    first = [Cell(m, control, r) for m in models for r in range(k[m]) if control in codes]
+    rest = [Cell(m, code, r) for code in codes if code != control for m in models for r in range(k[m])]
     return first + rest
 
 
@@ -86,7 +96,7 @@ def schedule_cells(
 
 
 def schedule_course(
-    runtime: Runtime, week: str, models: Sequence[str], *, repeats: int = 1, requested_by: str,
+    runtime: Runtime, week: str, models: Sequence[str], *, repeats: Repeats = 1, requested_by: str,
     stations: Sequence[str] | None = None,
 ) -> list[UUID]:
     cells = course_cells(models, repeats, stations=stations)

@@ -18,7 +18,7 @@ from uuid import UUID
 from adapters.wiring import Runtime
 from domain.weeks import previous_week, week_of, week_start
 from workers.ledger import RunLedger
-from workers.plan import schedule_course, schedule_repeats
+from workers.plan import Repeats, schedule_course, schedule_repeats
 
 log = logging.getLogger("canitbuy.schedule")
 
@@ -46,7 +46,7 @@ class CatchUp:
 
 def catch_up(
     runtime: Runtime, ledger: RunLedger, now: datetime, *, models: Sequence[str], publish: Publish | None,
-    repeats: int = 1,
+    repeats: Repeats = 1,
 ) -> CatchUp:
     """Do what the schedule says is due at `now` (synchronous: call it from a worker thread)."""
     done = CatchUp()
@@ -89,6 +89,13 @@ def publish(runtime: Runtime, week: str) -> object:
     return publish_week(runtime.record, ReadModels(runtime.settings, runtime.record), week, by="scheduler")
 
 
+def week_repeats(runtime: Runtime, week: str) -> dict[str, int]:
+    """k per model as the line-up in force on the week's Monday sets it (staff set it per entrant); models not
+    in the line-up (the built-in agents when no model key is configured) run once."""
+    monday = week_start(week).date()
+    return {e.model: e.repeats for e in runtime.record.lineup().active_on(monday)}
+
+
 def week_models(runtime: Runtime, week: str) -> list[str]:
     """The line-up in force on the week's Monday (built-in agents when no model key is configured)."""
     from workers.agents import default_models
@@ -106,7 +113,9 @@ async def scheduled_catch_up(ctx: dict[str, object], now: datetime) -> str:
 
     def work() -> CatchUp:
         models = week_models(res.runtime, week_of(now))  # type: ignore[attr-defined]
-        return catch_up(res.runtime, ledger, now, models=models, publish=publish)  # type: ignore[attr-defined,arg-type]
+        repeats = week_repeats(res.runtime, week_of(now))  # type: ignore[attr-defined]
+        return catch_up(res.runtime, ledger, now, models=models, publish=publish,  # type: ignore[attr-defined,arg-type]
+                        repeats=repeats)
 
     done = await anyio.to_thread.run_sync(work)
     return f"{len(done.lineup)} line-up runs, {len(done.repeats)} repeats, published {done.published or 'none'}"

@@ -25,7 +25,7 @@ from ops.week_course import CourseRun
 from workers.agents import UnknownModelError, is_known
 from workers.ledger import RunLedger
 from workers.plan import schedule_course, schedule_repeats
-from workers.schedule import catch_up, publish, week_models
+from workers.schedule import catch_up, publish, week_models, week_repeats
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -39,7 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                       "the five built-in agents when no model key is configured)")
     run.add_argument("--stations", help="comma-separated subset of stations, for trials (a partial week ranks "
                                         "no model: every obstacle station is needed)")
-    run.add_argument("--repeats", type=int, default=1, help="runs per station and model (k, default 1)")
+    run.add_argument("--repeats", type=int, help="runs per station and model (k) for every model (default: each "
+                                                 "line-up entrant's repeats as staff set it; 1 for others)")
     run.add_argument("--concurrency", type=int, help="runs at once in-process (default CANITBUY_CONCURRENCY)")
     run.add_argument("--publish", action="store_true", help="publish the week when its runs are over")
     run.add_argument("--json", action="store_true", help="print one JSON object (progress goes to stderr)")
@@ -89,7 +90,7 @@ def _stations(text: str | None) -> list[str] | None:
 
 def run_week(args: argparse.Namespace) -> int:
     settings = _settings(args.concurrency)
-    if not 1 <= args.repeats <= 20:
+    if args.repeats is not None and not 1 <= args.repeats <= 20:
         raise CommandError("--repeats must be between 1 and 20")
     try:
         week = parse_week(args.week) if args.week else week_of(datetime.now(UTC))
@@ -103,13 +104,14 @@ def run_week(args: argparse.Namespace) -> int:
         course = CourseRun(runtime, ledger, progress, settings.concurrency, services.lab_url,
                            services.directory_url, [])
         stations = _stations(args.stations)
-        ids = schedule_course(runtime, week, models, repeats=args.repeats, requested_by="cli", stations=stations)
+        repeats = args.repeats if args.repeats is not None else week_repeats(runtime, week)
+        ids = schedule_course(runtime, week, models, repeats=repeats, requested_by="cli", stations=stations)
         anyio.run(course.execute, [str(i) for i in ids])
         # The Monday repeat, done at once: each cell cut short gets one more attempt, counted for this week.
         ledger.refresh()
-        repeats = schedule_repeats(runtime, ledger, week, requested_by="cli")
-        if repeats:
-            anyio.run(course.execute, [str(i) for i in repeats])
+        again = schedule_repeats(runtime, ledger, week, requested_by="cli")
+        if again:
+            anyio.run(course.execute, [str(i) for i in again])
         progress.end()
         ledger.refresh()
         summary = _summary(runtime, ledger, week, models, course.run_ids, args.publish)
@@ -171,7 +173,8 @@ def run_schedule(args: argparse.Namespace) -> int:
     with build_runtime(settings) as runtime:
         ledger = RunLedger(runtime.record)
         # Publication waits for execution in the embedded default, so run the schedule first without it.
-        done = catch_up(runtime, ledger, now, models=week_models(runtime, week_of(now)), publish=None)
+        done = catch_up(runtime, ledger, now, models=week_models(runtime, week_of(now)), publish=None,
+                        repeats=week_repeats(runtime, week_of(now)))
         print(f"scheduled {len(done.lineup)} line-up runs and {len(done.repeats)} repeats (existing ones kept)")
         if not args.no_execute:
             ledger.refresh()

@@ -8,14 +8,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from adapters.readmodels import ReadModels
 from domain.course import load_course
+from domain.publishing import UnknownWeekError
 from web.data import SiteData
 from web.public.manual_tests import ManualTests, manual_of
+from web.public.repeats_views import has_repeats, repeats_models, repeats_pairs, with_repeat_cells
 from web.public.week_views import matrix_rows, rankings_context, rate_view, stage_groups, stage_order
 from web.rendering import Page, send
 from web.site import Site
@@ -55,14 +58,32 @@ def render_week(site: Site, kind: str, week: str | None) -> Page:
     course = load_course(docs["ranking"]["course_version"])
     context.update(docs)
     context["info"] = data.known(week)
+    repeats = repeats_of(data, week)
+    context["repeats"] = repeats
     if kind == "ranking":
         context.update(rankings_context(docs))
+        if repeats is not None:
+            context["repeat_models"] = repeats_models(repeats)
+            context["repeat_pairs"] = repeats_pairs(repeats)
     else:
         context["groups"] = stage_groups(docs["matrix"], course)
         context["rows"] = matrix_rows(docs["matrix"], course)
+        if repeats is not None:
+            codes = [s["code"] for s in stage_order(docs["matrix"], course)]
+            context["rows"] = with_repeat_cells(context["rows"], codes, repeats)
         context["rates"] = [rate_view(s) for s in stage_order(docs["matrix"], course)]
         context["manual"] = manual_of(site).of_week(week)
     return site.renderer.page(f"{kind}.html", context)
+
+
+def repeats_of(data: SiteData, week: str) -> dict[str, Any] | None:
+    """The week's repeat-run document when some cell has more than one repeat; None otherwise (the pages then
+    show nothing of it). Read inside render_week, so once per read-model position like the page itself."""
+    try:
+        repeats = msgspec.json.decode(data.readmodels.repeats_bytes(week))
+    except UnknownWeekError:
+        return None
+    return repeats if has_repeats(repeats) else None
 
 
 async def ranking(request: Request) -> Response:
