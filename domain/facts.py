@@ -10,6 +10,7 @@ from datetime import date, datetime
 
 import msgspec
 
+from domain.publications import Publication
 from domain.verdicts import Verdict
 
 
@@ -84,15 +85,9 @@ class ReleaseFact(msgspec.Struct, frozen=True, kw_only=True):
     position: int
 
 
-class PublicationFact(msgspec.Struct, frozen=True, kw_only=True):
-    week: str
-    position: int
-    """The log position the documents were computed at."""
-    ranking_sha256: str
-    matrix_sha256: str
-    course_version: str
-    by: str
-    at: datetime
+class PublicationFact(Publication, frozen=True, kw_only=True):
+    """A publication as the projections keep it: the Week.Published fields, and where that event sits."""
+
     event_position: int
     """Where the Week.Published event itself sits in the log."""
 
