@@ -29,7 +29,9 @@ pytestmark = [pytest.mark.anyio, pytest.mark.chromium]
 DOC = Path(__file__).parents[3] / "docs" / "agents.md"
 COLUMNS = ("baseline-naive", "baseline-patient", "baseline-structured", "baseline-careful", "baseline-robust")
 MAIN = ("baseline-naive", "baseline-robust")
-AT_ONCE = 8
+AT_ONCE = 4
+"""Cells run side by side; more would crowd two cores until pages that change after a moment (the s03 pop-up
+at 1.5 s, the s11 page built after 1 s) are met at other times than a model meets them."""
 
 
 def expected_table() -> dict[tuple[str, str], str]:
@@ -70,7 +72,11 @@ async def results(browser: PlaywrightBrowser, lab: LabServer) -> dict[tuple[str,
 
     async def one(code: str, profile: str) -> str:
         async with gate:
-            return await run_cell(browser, lab, code, profile)
+            outcome = await run_cell(browser, lab, code, profile)
+            if outcome.startswith("cut_short"):
+                # The method's own rule: a run cut short by our error is not a result and is run again.
+                outcome = await run_cell(browser, lab, code, profile)
+            return outcome
 
     cells = cells_to_run()
     outcomes = await asyncio.gather(*(one(code, profile) for code, profile in cells))
