@@ -11,11 +11,16 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 
+from domain.weeks import Clock, system_clock
 from ops import commands
 
 
 class CommandError(Exception):
     """A failure the user can act on; printed as one line, exit code 1."""
+
+
+class UsageError(CommandError):
+    """A command asked for something it may not do (e.g. runs for a week that is over); one line, exit code 2."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,14 +35,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
+    """Run one command; `clock` is the time commands that depend on it read (the week in progress), for tests."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.clock = clock
     try:
         result = args.handler(args)
     except CommandError as error:
         print(f"canitbuy: {error}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(error, UsageError) else 1
     except KeyboardInterrupt:
         print("canitbuy: interrupted", file=sys.stderr)
         return 130

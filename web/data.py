@@ -14,6 +14,7 @@ import msgspec
 
 from adapters.readmodels import ReadModels, WeekInfo
 from domain.projections.documents import WeekDocuments
+from domain.publications import standing
 from domain.publishing import NotPublishedError, UnknownWeekError
 from domain.weeks import WeekError, parse_week
 from web.errors import BadRequest, NotFound
@@ -25,7 +26,8 @@ class WeekView(msgspec.Struct, frozen=True, kw_only=True):
     week: str
     corrected: WeekDocuments
     published: WeekDocuments | None
-    """The first publication's documents; None while the week is unpublished."""
+    """The standing publication's documents (the first final one, else the newest provisional one); None while
+    the week is unpublished."""
     latest_published: WeekDocuments | None
 
     @property
@@ -58,6 +60,9 @@ class SiteData:
 
     def store_published(self, documents: WeekDocuments) -> None:
         self.readmodels.store_published(documents)
+
+    def running_runs(self, week: str) -> int:
+        return self.readmodels.running_runs(week)
 
     # --- choosing a week (in memory) ------------------------------------------------------------------
 
@@ -92,7 +97,7 @@ class SiteData:
         published = latest = None
         if info is not None and info.publications:
             try:
-                published = self.readmodels.published_documents(week, 0)
+                published = self.readmodels.published_documents(week)
                 latest = self.readmodels.published_documents(week, -1)
             except NotPublishedError:
                 published = latest = None
@@ -105,5 +110,6 @@ class SiteData:
             "ranking": msgspec.json.decode(view.corrected.ranking),
             "matrix": msgspec.json.decode(view.corrected.matrix),
             "published_ranking": msgspec.json.decode(view.published.ranking) if view.published else None,
-            "publications": self.readmodels.publications(week),
+            "publications": (publications := self.readmodels.publications(week)),
+            "standing": publications[standing(publications)] if publications else None,
         }

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import anyio.to_thread
@@ -96,7 +95,7 @@ async def schedule_tick(ctx: dict[str, Any]) -> str:
     """Reap lapsed leases, do what the schedule says is due, and requeue open runs."""
     res: Resources = ctx["resources"]
     await anyio.to_thread.run_sync(reap, res.runtime, res.leases)
-    summary = await scheduled_catch_up(ctx, datetime.now(UTC))
+    summary = await scheduled_catch_up(ctx, res.runtime.record.clock())
     ledger: RunLedger = ctx.setdefault("ledger", RunLedger(res.runtime.record))
     requeued = await requeue_open_runs(ledger, ctx["redis"])
     return f"{summary}; {requeued} requeued"
