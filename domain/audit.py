@@ -38,6 +38,8 @@ class Header(msgspec.Struct, frozen=True, kw_only=True):
     events: int
     prev: str
     sha256: str
+    provisional: bool = False
+    """The publication was made while the week was in progress; the week's final publication supersedes it."""
 
 
 class Line(msgspec.Struct, frozen=True, kw_only=True):
@@ -57,14 +59,25 @@ def _sealed(content: dict[str, Any], prev: str) -> tuple[bytes, str]:
     return canonical_struct_bytes({**content, "sha256": digest}), digest
 
 
+def _runs_counting_for(read_log: LogReader, week: str, stop: int, page: int) -> set[str]:
+    """Runs that count for the week at `stop` but were scheduled for another (they started in this one)."""
+    state, after = LogState(), 0
+    while envelopes := read_log(after=after, limit=page, stop=stop, skim=SKIMMED):
+        state.fold(envelopes)
+        after = envelopes[-1].position
+    return {r.run_id for r in state.runs.values() if r.week == week and r.scheduled_week not in (None, week)}
+
+
 def week_events(read_log: LogReader, week: str, stop: int, page: int = 5000) -> Iterator[Envelope]:
-    """The events up to `stop` that a week's documents depend on (what the fold says can change them)."""
+    """The events up to `stop` that a week's documents depend on (what the fold says can change them), and the
+    Run.Scheduled of every run that moved into the week when it started there (the fold needs it to know the run)."""
+    moved = _runs_counting_for(read_log, week, stop, page)
     state, after = LogState(), 0
     # skimmed events change no week (the fold says so), so none of them is exported
     while envelopes := read_log(after=after, limit=page, stop=stop, skim=SKIMMED):
         for e in envelopes:
             affected = state.apply(e)
-            if week in affected or ALL in affected:
+            if week in affected or ALL in affected or (e.name == "Run.Scheduled" and e.originator_id in moved):
                 yield e
         after = envelopes[-1].position
 
@@ -77,6 +90,8 @@ def export_lines(events: Iterable[Envelope], publication: PublicationFact) -> It
         "ranking_sha256": publication.ranking_sha256, "matrix_sha256": publication.matrix_sha256,
         "course_version": publication.course_version, "events": len(events),
     }
+    if publication.provisional:  # absent from final publications, so their files are as they always were
+        header["provisional"] = True
     line, prev = _sealed(header, GENESIS)
     yield line
     for e in events:
@@ -105,7 +120,8 @@ def _check_line(number: int, raw: bytes, prev: str) -> dict[str, Any]:
 
 
 def verify_lines(lines: Iterable[bytes]) -> WeekDocuments:
-    """Recompute the week's documents from the file alone; raise AuditError unless they hash as published."""
+    """Recompute the week's documents from the file alone; raise AuditError unless they hash as published.
+    Whether the publication was provisional is in the header (`is_provisional`)."""
     it = iter(enumerate(lines, start=1))
     try:
         _, first = next(it)
@@ -136,3 +152,8 @@ def verify_lines(lines: Iterable[bytes]) -> WeekDocuments:
         if sha256_hex(got) != published:
             raise AuditError(f"the {name} sha256 differs: published {published}, recomputed {sha256_hex(got)}")
     return docs
+
+
+def is_provisional(first_line: bytes) -> bool:
+    """Whether an audit file's header says its publication was provisional."""
+    return msgspec.json.decode(first_line, type=Header).provisional

@@ -29,10 +29,14 @@ class WeekView(msgspec.Struct, frozen=True, kw_only=True):
     """The standing publication's documents (the first final one, else the newest provisional one); None while
     the week is unpublished."""
     latest_published: WeekDocuments | None
+    provisional: bool = False
+    """The standing publication is provisional (the week was in progress): newer runs, not corrections, may
+    differ from it."""
 
     @property
     def changed_since_publication(self) -> bool:
-        return self.published is not None and (
+        """Corrected after its (final) publication."""
+        return self.published is not None and not self.provisional and (
             self.published.ranking != self.corrected.ranking or self.published.matrix != self.corrected.matrix
         )
 
@@ -101,7 +105,9 @@ class SiteData:
                 latest = self.readmodels.published_documents(week, -1)
             except NotPublishedError:
                 published = latest = None
-        return WeekView(week=week, corrected=corrected, published=published, latest_published=latest)
+        provisional = bool(info and info.provisional)
+        return WeekView(week=week, corrected=corrected, published=published, latest_published=latest,
+                        provisional=provisional)
 
     def documents(self, week: str) -> dict[str, Any]:
         view = self.week_view(week)
