@@ -4,8 +4,8 @@ and run recordings, each with a JSON Schema under /api/schemas/.
 A published week answers with the exact bytes whose sha256 its publication recorded (the newest publication
 unless `publication=N` or `as=corrected` asks otherwise); an unpublished week answers as corrected and says it
 is provisional; a publication made while the week was in progress answers `CanItBuy-Status: provisional-publication`
-(the week's final publication supersedes it). The repeat-run document is never part of a publication: it is always as corrected, at the read
-models' position. Every answer carries a strong ETag and answers 304 to If-None-Match.
+(the week's final publication supersedes it). The repeat-run document is never part of a publication: it is
+always as corrected, at the read models' position. Every answer carries a strong ETag and answers 304 to If-None-Match.
 """
 
 from __future__ import annotations
