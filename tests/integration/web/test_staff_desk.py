@@ -71,7 +71,9 @@ def test_a_correction_is_previewed_issued_and_shown_escaped_on_the_public_log(si
     assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; S05 counted as passed" in public
     assert "<script>alert" not in public
     ranking = client.get("/ranking").text
-    assert "As published" in ranking and "Corrected after publication" in ranking
+    # the site's week is the week in progress, published provisionally: runs, not only corrections, still change
+    # it, so the page shows it as it stands and no "as published" comparison until its final publication
+    assert "published provisionally" in ranking and "As published" not in ranking
     entry = client.get("/api/corrections.json").json()["corrections"][-1]
     assert entry["before"]["passed"] is False and entry["after"]["passed"] is True
     withdraw = client.post(f"/staff/corrections/{entry['id']}/withdraw",
@@ -89,6 +91,9 @@ def test_staff_publish_schedule_and_manage_the_line_up(site) -> None:
         "csrf": token, "what": "runs", "model": "model-alpha", "week": site.week.week, "repeats": "2",
         "station": ["s01", "s02"]}, follow_redirects=False)
     assert scheduled.headers["location"].endswith("scheduled+4+runs")
+    past = client.post("/staff/operations/schedule", data={
+        "csrf": token, "what": "runs", "model": "model-alpha", "week": "2026-W01", "station": ["s01"]})
+    assert past.status_code == 400 and "2026-W01 is over" in past.text, "a run counts for the week it starts in"
     assert client.get("/live/rows").text.count("waiting</td>") == 4
     lineup = client.post("/staff/operations/lineup", data={
         "csrf": token, "model": "gpt-6-luna", "label": "GPT-6 Luna", "route": "openai/gpt-6-luna",
