@@ -91,3 +91,21 @@ def test_unknown_weeks_are_one_line_errors(published, tmp_path, capsys):
         "canitbuy: week 2026-W49 has not been published",
     ]
     assert main(["db", "rebuild"]) == 0 and main(["db", "migrate"]) == 0
+
+
+def test_a_provisional_publication_exports_and_verifies_labelled(settings, monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("CANITBUY_DATA_DIR", str(settings.data_dir))
+    if settings.database_url:
+        monkeypatch.setenv("CANITBUY_DATABASE_URL", settings.database_url)
+    else:
+        monkeypatch.delenv("CANITBUY_DATABASE_URL", raising=False)
+    record = open_record(settings, clock=StepClock())
+    write_week(record, {"a": 17, "b": 3})
+    assert publish_week(record, ReadModels(settings, record), WEEK, by="lead").provisional  # the week runs on
+    record.close()
+    out = tmp_path / "week.jsonl"
+    assert main(["audit", "export", "--week", WEEK, "--out", str(out)]) == 0
+    assert json.loads(out.read_bytes().splitlines()[0])["provisional"] is True
+    capsys.readouterr()
+    assert main(["audit", "verify", str(out)]) == 0
+    assert "verified 2026-W48" in (said := capsys.readouterr().out) and "provisional publication" in said
