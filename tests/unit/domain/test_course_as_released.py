@@ -13,7 +13,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from partial_json import Prefix, PartialArray, PartialObject, assert_released_as, read_partial
+from partial_json import PartialArray, PartialObject, Prefix, assert_released_as, read_partial
 from scoring_builders import MONDAY, WEEK, correction, full_week, week_facts
 
 from domain.course import course_bytes
