@@ -14,7 +14,7 @@ import msgspec
 
 from domain.canonical import canonical_struct_bytes, sha256_hex
 from domain.facts import PublicationFact
-from domain.projections.documents import WeekDocuments, week_documents
+from domain.projections.documents import WeekDocuments, citation, week_documents
 from domain.projections.fold import ALL, SKIMMED, LogState
 from domain.publishing import LogReader
 from domain.schema import Envelope, payload_decoder
@@ -40,6 +40,8 @@ class Header(msgspec.Struct, frozen=True, kw_only=True):
     sha256: str
     provisional: bool = False
     """The publication was made while the week was in progress; the week's final publication supersedes it."""
+    citation: str | None = None
+    """How to cite the week, as the method gives it and as the ranking and Matrix say (absent in older files)."""
 
 
 class Line(msgspec.Struct, frozen=True, kw_only=True):
@@ -85,10 +87,14 @@ def week_events(read_log: LogReader, week: str, stop: int, page: int = 5000) -> 
 def export_lines(events: Iterable[Envelope], publication: PublicationFact) -> Iterator[bytes]:
     """The file's lines (without newlines): the header, then one event a line."""
     events = list(events)
+    state = LogState()
+    for e in events:
+        state.apply(e)
     header = {
         "format": FORMAT, "version": VERSION, "week": publication.week, "position": publication.position,
         "ranking_sha256": publication.ranking_sha256, "matrix_sha256": publication.matrix_sha256,
         "course_version": publication.course_version, "events": len(events),
+        "citation": citation(state.week_facts(publication.week)),
     }
     if publication.provisional:  # absent from final publications, so their files are as they always were
         header["provisional"] = True
@@ -145,7 +151,10 @@ def verify_lines(lines: Iterable[bytes]) -> WeekDocuments:
         prev, count = line.sha256, count + 1
     if count != header.events:
         raise AuditError(f"the file has {count} events but its header says {header.events}")
-    docs = week_documents(state.week_facts(header.week))
+    facts = state.week_facts(header.week)
+    if header.citation is not None and header.citation != citation(facts):
+        raise AuditError(f"line 1: the citation {header.citation!r} is not the week's ({citation(facts)!r})")
+    docs = week_documents(facts)
     for name, published, got in (
         ("ranking", header.ranking_sha256, docs.ranking), ("matrix", header.matrix_sha256, docs.matrix),
     ):

@@ -7,7 +7,7 @@ documented field by field in docs/schemas/ranking.json and docs/schemas/matrix.j
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import date, timedelta
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -18,7 +18,7 @@ from domain.canonical import canonical_bytes, decimal_text
 from domain.course import CourseSpec, decode_course
 from domain.facts import ReleaseFact, RunFact, WeekFacts
 from domain.scoring import Entry, WeekScore, score_week
-from domain.weeks import week_end, week_start
+from domain.weeks import week_end
 
 LICENSE = "CC BY 4.0"
 RANKING_FORMAT = "canitbuy-ranking/1"
@@ -51,19 +51,29 @@ def course_for_week(releases: list[ReleaseFact], week: str) -> CourseSpec:
     return _course(in_force[-1].spec)
 
 
-def citation(kind: str, week: str, version: str, position: int) -> str:
-    monday = week_start(week).date()
-    sunday = monday + timedelta(days=6)
-    return (
-        f"CanItBuy AI agent {kind}, {week} ({monday} to {sunday}), course {version}, log position {position}. "
-        f"{LICENSE}."
-    )
+CITED_AS = "CanItBuy AI agent ranking, canitbuy.com/ranking"
+"""The method's citation, word for word ("Cite as: CanItBuy AI agent ranking, canitbuy.com/ranking, week and date")."""
+
+
+def as_of(facts: WeekFacts) -> date:
+    """The date of the citation: the day of the newest result or correction the week's documents hold.
+
+    Taken from the facts (never the clock), so a replay cites the same date; a later correction moves it on.
+    """
+    times = [r.ended_at or r.started_at or r.scheduled_at for r in facts.runs if r.week == facts.week and r.org is None]
+    times += [c.withdrawn_at or c.issued_at for c in facts.corrections if c.week == facts.week]
+    return max(times).date() if times else (week_end(facts.week) - timedelta(days=1)).date()
+
+
+def citation(facts: WeekFacts) -> str:
+    """How to cite the week's data, exactly as the method gives it: "<ranking>, <week>, <date>"."""
+    return f"{CITED_AS}, {facts.week}, {as_of(facts).isoformat()}"
 
 
 def document_header(fmt: str, kind: str, facts: WeekFacts, course: CourseSpec) -> dict[str, Any]:
     return {
         "format": fmt, "license": LICENSE, "week": facts.week, "course_version": course.version,
-        "position": facts.position, "citation": citation(kind, facts.week, course.version, facts.position),
+        "position": facts.position, "citation": citation(facts),
     }
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from record_builders import WEEK, StepClock, write_week
 
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
+from domain.audit import verify_lines
 from domain.publishing import publish_week
 from ops.cli import main
 
@@ -109,3 +111,13 @@ def test_a_provisional_publication_exports_and_verifies_labelled(settings, monke
     capsys.readouterr()
     assert main(["audit", "verify", str(out)]) == 0
     assert "verified 2026-W48" in (said := capsys.readouterr().out) and "provisional publication" in said
+
+
+def test_the_audit_file_cites_the_week_as_the_method_gives_it(published, tmp_path):
+    out = tmp_path / "week.jsonl"
+    assert main(["audit", "export", "--week", WEEK, "--out", str(out)]) == 0
+    lines = out.read_bytes().splitlines()
+    cited = json.loads(lines[0])["citation"]
+    assert re.fullmatch(rf"CanItBuy AI agent ranking, canitbuy\.com/ranking, {WEEK}, \d{{4}}-\d\d-\d\d", cited)
+    docs = verify_lines(lines)
+    assert json.loads(docs.ranking)["citation"] == json.loads(docs.matrix)["citation"] == cited

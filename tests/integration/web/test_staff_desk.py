@@ -6,10 +6,13 @@ import os
 import re
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 from desk_client import AUDITOR, STAFF, csrf_of, sign_in, sign_out
 from site_data import SCREENSHOT
+
+from domain.weeks import week_start
 
 VIDEO_WEBM = b"\x1a\x45\xdf\xa3" + b"\x00" * 64
 STAFF_PAGES = ["/staff/", "/staff/corrections", "/staff/operations", "/staff/manual"]
@@ -106,7 +109,8 @@ def test_a_manual_test_takes_only_a_real_video_within_the_limit(site) -> None:
     client = site.client
     sign_in(client, *STAFF)
     token = csrf_of(client.get("/staff/manual").text)
-    form = {"csrf": token, "agent_name": "Comet", "week": site.week.week, "outcome_s01": "passed",
+    day = (week_start(site.week.week) + timedelta(days=2)).date().isoformat()
+    form = {"csrf": token, "agent_name": "Comet", "tested_on": day, "outcome_s01": "passed",
             "outcome_s02": "stopped"}
     fake = client.post("/staff/manual", data=form, files={"video": ("v.mp4", SCREENSHOT, "video/mp4")})
     assert fake.status_code == 400 and "not the video type" in fake.text
@@ -119,7 +123,7 @@ def test_a_manual_test_takes_only_a_real_video_within_the_limit(site) -> None:
                        follow_redirects=False)
     assert done.headers["location"].endswith("2+stations+recorded")
     matrix = client.get("/matrix").text
-    assert "Comet <span class=\"small muted\">(manual test)</span>" in matrix
+    assert f"Comet <span class=\"small muted\">(manual test, {day})</span>" in matrix
     video = re.search(r'href="(/manual-tests/[^"]+/video)"', matrix).group(1)
     assert client.get(video).content == VIDEO_WEBM
     sign_out(client)

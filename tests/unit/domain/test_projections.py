@@ -69,7 +69,8 @@ def test_the_ranking_and_matrix_validate_against_their_schemas():
                        [correction("station_week", "exclude", station="s07")])
     docs = week_documents(facts)
     ranking, matrix = validate("ranking", docs.ranking), validate("matrix", docs.matrix)
-    assert ranking["license"] == "CC BY 4.0" and ranking["citation"].startswith("CanItBuy AI agent ranking, 2026-W48")
+    assert ranking["license"] == "CC BY 4.0" and ranking["citation"].startswith(
+        "CanItBuy AI agent ranking, canitbuy.com/ranking, 2026-W48, ")
     assert [(e["model"], e["place"], e["share"]) for e in ranking["entries"]] == [
         ("a", 1, "1.0000"), ("b", 2, "0.6875"), ("c", None, None)
     ]
