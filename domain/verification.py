@@ -98,6 +98,15 @@ def unsigned_receipts(submission: Submission) -> list[str]:
     return found
 
 
+def unsigned_note(ids: Sequence[str]) -> str:
+    """In words, why unsigned receipts do not verify a run (empty when there are none)."""
+    if not ids:
+        return ""
+    return (f"Unsigned receipts prove nothing about this run: the receipts of {', '.join(ids)} name no agent key "
+            "(the checkout was opened by a client that did not sign its requests with Web Bot Auth, as any plain "
+            "HTTP client can). Verify this run by re-running a sample instead.")
+
+
 UNSIGNED = ("the receipt is unsigned: it names no agent key, so it proves that someone opened that checkout, "
             "not that this agent did")
 
