@@ -16,8 +16,8 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
-from http_message_signatures import HTTPMessageSigner, HTTPSignatureKeyResolver, algorithms
 from desk_client import STAFF, csrf_of, sign_in, sign_out
+from http_message_signatures import HTTPMessageSigner, HTTPSignatureKeyResolver, algorithms
 from leaderboard_site import body, from_network, site_on_backend
 
 from lab.botauth.directory import thumbprint
