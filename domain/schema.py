@@ -22,6 +22,7 @@ from domain.lineup import LineUp
 from domain.manual_tests import ManualTest
 from domain.organisations import Organisation
 from domain.publications import Week
+from domain.receipt_ledger import AgentKey, SpentReceipt
 from domain.releases import CourseRelease
 from domain.runs import Run
 from domain.submissions import LeaderboardSubmission, SubmissionDay
@@ -54,6 +55,8 @@ EVENT_CLASSES: tuple[type[Any], ...] = (
     Organisation.ConsentRecorded,
     ArcBatch.Started,
     ArcBatch.Finished,
+    AgentKey.Registered,
+    SpentReceipt.Spent,
 )
 
 _NOT_STORED = {"originator_id", "originator_version"}
