@@ -11,7 +11,7 @@ from domain.course import CourseSpec
 from domain.observation import Observation, PageProbe
 from domain.ports import StepRecord
 from domain.tasks import task_for, task_text
-from domain.verdicts import ReadAnswer
+from domain.verdicts import FetchedPage, ReadAnswer
 
 TaskKind = Literal["shop", "shop_brief", "read", "arc"]
 
@@ -99,7 +99,9 @@ class ReadResult(msgspec.Struct, frozen=True, kw_only=True):
 
     answer: ReadAnswer
     pages: list[str] = []
-    """The addresses fetched, in order."""
+    """The addresses read, in order."""
+    fetched: list[FetchedPage] = []
+    """Every request made, in order, with its status and the body's sha256 (recorded with the verdict)."""
     notes: str = ""
     tokens_in: int = 0
     tokens_out: int = 0

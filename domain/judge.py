@@ -18,7 +18,7 @@ import msgspec
 from domain.agent_ports import Task
 from domain.guards import is_checkout_page, is_verification_page
 from domain.observation import Observation, PageProbe
-from domain.verdicts import BriefRule, Outcome, ReadAnswer, Verdict
+from domain.verdicts import BriefRule, FactGrade, FetchedPage, Outcome, ReadAnswer, ReadFact, Verdict
 from domain.verdicts import OrderSummary as Order
 
 BRIEF_MAX_TOTAL_CENTS = 15000
@@ -104,13 +104,28 @@ def page_kind(observation: Observation) -> str:
     return "listing"
 
 
+READ_FACTS: tuple[ReadFact, ...] = ("price_cents", "eu42_available", "eu44_available", "delivery_cents",
+                                    "return_days")
+
+
+def grade_facts(answer: ReadAnswer) -> list[FactGrade]:
+    """Each fact against the truth; an unanswered fact is wrong."""
+    grades = []
+    for fact in READ_FACTS:
+        given, expected = getattr(answer, fact), getattr(TRUTH, fact)
+        right = given is not None and given == expected
+        grades.append(FactGrade(fact=fact, given=given, expected=expected, right=right))
+    return grades
+
+
 def facts_right(answer: ReadAnswer) -> int:
-    fields = ("price_cents", "eu42_available", "eu44_available", "delivery_cents", "return_days")
-    return sum(1 for f in fields if getattr(answer, f) is not None and getattr(answer, f) == getattr(TRUTH, f))
+    return sum(1 for grade in grade_facts(answer) if grade.right)
 
 
-def judge_answer(answer: ReadAnswer) -> Verdict:
-    right = facts_right(answer)
+def judge_answer(answer: ReadAnswer, *, pages: list[FetchedPage] | None = None) -> Verdict:
+    grades = grade_facts(answer)
+    right = sum(1 for grade in grades if grade.right)
     passed = right >= FACTS_TO_PASS
     return Verdict(passed=passed, outcome="passed" if passed else "wrong_answer", stage="data", answer=answer,
-                   facts_right=right, reason=f"{right} of 5 facts right ({FACTS_TO_PASS} needed)")
+                   facts_right=right, facts=grades, pages=list(pages or []),
+                   reason=f"{right} of 5 facts right ({FACTS_TO_PASS} needed)")

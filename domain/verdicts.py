@@ -62,6 +62,34 @@ class ReadAnswer(msgspec.Struct, frozen=True):
     text: str = ""
 
 
+ReadFact = Literal["price_cents", "eu42_available", "eu44_available", "delivery_cents", "return_days"]
+"""The five facts of the read task (s12), in the order the question asks them."""
+
+
+class FactGrade(msgspec.Struct, frozen=True, kw_only=True):
+    """One fact of a reader's answer, graded by the judge against the store's truth."""
+
+    fact: ReadFact
+    given: int | bool | None
+    """What the reader answered (null: it did not say)."""
+    expected: int | bool
+    """What the store says: the truth the judge holds."""
+    right: bool
+
+
+class FetchedPage(msgspec.Struct, frozen=True, kw_only=True):
+    """One request a reader made (reader runs fetch pages over HTTP, without a browser)."""
+
+    url: str
+    """The page's address on the station."""
+    status: int | None
+    """The HTTP status; null when no answer came (then `error` says why)."""
+    sha256: str | None
+    """The sha256 of the body received (hex), so an auditor can tell which page the reader saw."""
+    error: str | None = None
+    """The transport error's name when no answer came."""
+
+
 class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     """The judge's decision, made by code from what the page showed, never from the model's claims."""
 
@@ -81,6 +109,10 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     """For reader runs: the answer that was graded."""
     facts_right: int | None = None
     """For reader runs: how many of the 5 facts were right."""
+    facts: list[FactGrade] = []
+    """For reader runs: each of the 5 facts with what was answered and the judge's grade."""
+    pages: list[FetchedPage] = []
+    """For reader runs: every page the reader fetched, in order, with its status and body's sha256."""
     arc: ArcOutcome | None = None
     """For ARC runs (task "arc"): the outcome in ARC's terms, decided by code from the lab's markers."""
     receipt: str | None = None

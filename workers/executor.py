@@ -92,7 +92,7 @@ async def _read(res: Resources, run: Run, task: Any, began: float) -> str:
     """s12: the reader answers without a browser; code grades the answer."""
     recorder = res.runtime.recorder(run.id)
     try:
-        answer = await res.reader_for(run.model, task.start_url).answer(task)
+        result = await res.reader_for(run.model, task.start_url).read(task)
     except ModelConnectionError as error:
         await recorder.cut_short("model_connection", str(error), steps=0,
                                  seconds=round(time.monotonic() - began, 3))
@@ -102,7 +102,8 @@ async def _read(res: Resources, run: Run, task: Any, began: float) -> str:
         await recorder.cut_short("our_error", f"{type(error).__name__}: {error}", steps=0,
                                  seconds=round(time.monotonic() - began, 3))
         return "cut_short"
-    verdict: Verdict = judge_answer(answer)
+    # The pages fetched are recorded with the graded facts, so the run's page shows what the reader saw.
+    verdict: Verdict = judge_answer(result.answer, pages=result.fetched)
     await recorder.finished(verdict, steps=0, seconds=round(time.monotonic() - began, 3))
     return "passed" if verdict.passed else "failed"
 

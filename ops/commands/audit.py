@@ -13,10 +13,11 @@ from domain.audit import AuditError, export_lines, is_provisional, verify_lines,
 from domain.publishing import NotPublishedError, UnknownWeekError
 from domain.weeks import WeekError, parse_week
 from ops.cli import CommandError
+from ops.commands import Subcommands
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    audit = subparsers.add_parser("audit", help="export, verify and replay published weeks")
+def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
+    audit = subcommands.add_parser("audit", help="export, verify and replay published weeks")
     sub = audit.add_subparsers(dest="audit_command", metavar="AUDIT_COMMAND", required=True)
     export = sub.add_parser("export", help="write the events a week's publication depended on (JSON Lines)")
     export.add_argument("--week", required=True, help="ISO week, e.g. 2026-W48")
@@ -35,6 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="what the whole log says now, corrections applied")
     replay.add_argument("--matrix", action="store_true", help="print the Matrix instead of the ranking")
     replay.set_defaults(handler=replay_week)
+    return audit
 
 
 def _week(text: str) -> str:

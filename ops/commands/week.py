@@ -1,4 +1,7 @@
-"""`canitbuy week publish | show`: publish a week's ranking and Matrix; show what the record holds for it."""
+"""`canitbuy week publish | show`: publish a week's ranking and Matrix; show what the record holds for it.
+
+`week run` and `week schedule` live in week_run.py; this module hands them the same group.
+"""
 
 from __future__ import annotations
 
@@ -11,19 +14,24 @@ from domain.publications import PublicationError
 from domain.publishing import RunsStillOpenError, UnknownWeekError, publish_week
 from domain.weeks import WeekError, parse_week, system_clock
 from ops.cli import CommandError
+from ops.commands import Subcommands, week_run
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    week = subparsers.add_parser("week", help="publish and inspect weeks")
+def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
+    week = subcommands.add_parser("week", help="run, publish and inspect weeks")
     sub = week.add_subparsers(dest="week_command", metavar="WEEK_COMMAND", required=True)
-    publish = sub.add_parser("publish", help="compute and publish a week's ranking and Matrix (provisionally while "
-                                             "the week is in progress)")
-    publish.add_argument("--week", required=True, help="ISO week, e.g. 2026-W48")
-    publish.add_argument("--by", required=True, help="who publishes (staff e-mail)")
-    publish.set_defaults(handler=publish)
+    week_run.add_subcommands(sub)
+    # The parser is not called `publish`: that name is the handler's (shadowing it once set the parser itself as
+    # the handler, and `week publish` crashed with "'ArgumentParser' object is not callable").
+    publisher = sub.add_parser("publish", help="compute and publish a week's ranking and Matrix (provisionally while "
+                                               "the week is in progress)")
+    publisher.add_argument("--week", required=True, help="ISO week, e.g. 2026-W48")
+    publisher.add_argument("--by", required=True, help="who publishes (staff e-mail)")
+    publisher.set_defaults(handler=publish)
     show = sub.add_parser("show", help="a week's position, course version and publications")
-    show.add_argument("--week", required=True)
+    show.add_argument("--week", required=True, help="ISO week, e.g. 2026-W48")
     show.set_defaults(handler=show_week)
+    return week
 
 
 def publish(args: argparse.Namespace) -> int:

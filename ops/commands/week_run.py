@@ -1,7 +1,7 @@
 """`canitbuy week run | schedule`: the weekly course, executed now; and the schedule's catch-up.
 
-These join the `week` command (whose `publish` and `show` live in week.py): this module registers after it
-and adds its subcommands to the same group.
+These join the `week` command (whose `publish` and `show` live in week.py): week.py hands this module its group
+of subcommands.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from adapters.settings import Settings, SettingsError
 from adapters.wiring import Runtime, build_runtime
 from domain.weeks import PastWeekError, WeekError, is_over, open_week, system_clock, week_of
 from ops.cli import CommandError, UsageError
+from ops.commands import Subcommands
 from ops.local_services import local_services
 from ops.progress import Progress, Tally
 from ops.week_course import CourseRun
@@ -28,11 +29,7 @@ from workers.plan import schedule_course, schedule_repeats
 from workers.schedule import catch_up, publish, week_models, week_repeats
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    week = subparsers.choices.get("week") or subparsers.add_parser("week", help="run, publish and inspect weeks")
-    group = next((a for a in week._actions if isinstance(a, argparse._SubParsersAction)), None)
-    if group is None:
-        group = week.add_subparsers(dest="week_command", metavar="WEEK_COMMAND", required=True)
+def add_subcommands(group: Subcommands) -> None:
     run = group.add_parser("run", help="schedule the line-up over the course and execute it now")
     run.add_argument("--week", help="the week in progress, UTC (the default): a run counts for the ISO week in "
                                     "which it starts, so a week that is over takes no more runs")

@@ -13,10 +13,11 @@ import logging
 
 from adapters.settings import Settings, SettingsError
 from ops.cli import CommandError
+from ops.commands import Subcommands
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    worker = subparsers.add_parser("worker", help="execute runs from the queue (arq; needs CANITBUY_REDIS_URL)")
+def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
+    worker = subcommands.add_parser("worker", help="execute runs from the queue (arq; needs CANITBUY_REDIS_URL)")
     worker.add_argument("--check", action="store_true", help="check Redis, the database and Chromium; exit 0/1")
     worker.add_argument("--lease-seconds", type=float, default=None,
                         help="how soon a killed worker's run is noticed (default 30)")
@@ -25,6 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "safe on several workers at once")
     worker.add_argument("--burst", action="store_true", help="stop when the queue is empty (tests, batch jobs)")
     worker.set_defaults(handler=run_worker)
+    return worker
 
 
 def run_worker(args: argparse.Namespace) -> int:

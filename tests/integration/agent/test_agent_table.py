@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from adapters.agents.profiles import PROFILES
+from adapters.agents.reading import BuiltinReader
 from adapters.agents.rule_agent import builtin_agent
 from adapters.browser.playwright_browser import PlaywrightBrowser
-from adapters.reader import BuiltinReader
 from domain.agent_ports import station_task
 from domain.course import load_course
 from domain.episode import CutShort, Episode
