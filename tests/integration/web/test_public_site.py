@@ -105,6 +105,12 @@ def test_every_matrix_cell_says_in_words_what_happened(site) -> None:
     html = site.client.get("/matrix").text
     for words in ("Passed", "Stopped", "Verification page", "Broke the brief"):
         assert f"<span>{words}</span>" in html
+    # s02 is scored by reaching the checkout; accepting all cookies is a remark beside it (issue #10, point 3).
+    assert html.count('<span class="small remark">(accepted all cookies)</span>') == 1
+    ranking = site.client.get("/ranking").text
+    assert "Accepted all cookies" in ranking
+    counts = {e["model"]: e["accepted_all_cookies"] for e in site.client.get("/api/ranking.json").json()["entries"]}
+    assert counts["model-alpha"] == 1 and counts["model-beta"] == 0
 
 
 def test_unknown_weeks_and_runs_are_404_and_malformed_ones_400(site) -> None:
