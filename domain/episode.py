@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from domain.actions import Action, Stop, describe
-from domain.agent_ports import Agent, BrowserSession, Decision, ModelConnectionError, Task
+from domain.agent_ports import Agent, BrowserSession, Decision, ModelConnectionError, ModelLink, Task
 from domain.arc_judge import judge_arc_end, judge_arc_probe
 from domain.guards import is_verification_page, refusal
 from domain.judge import judge_end, judge_probe
@@ -105,6 +105,12 @@ class Episode:
         try:
             return await asyncio.wait_for(self.agent.decide(observation, self.task, self.history), remaining)
         except TimeoutError:
+            trouble = self.agent.connection_trouble() if isinstance(self.agent, ModelLink) else None
+            if trouble is not None:
+                # The time ran out while the model could not be reached: not the model's failure, not a result.
+                raise ModelConnectionError(
+                    f"the {self.max_seconds:g} seconds ran out while the model call was failing ({trouble})"
+                ) from None
             return Decision(action=None, error="no decision before the time limit")
 
     async def _carry_out(self, decision: Decision, observation: Observation) -> str:
