@@ -28,6 +28,10 @@ MAX_SECONDS = 150.0
 _elements_encoder = msgspec.json.Encoder()
 
 
+class UnsignedAgentError(RuntimeError):
+    """A verification page met by a run that could not sign its requests: our configuration, not the model."""
+
+
 class CutShort(msgspec.Struct, frozen=True):
     """A run that ended by our error or the model's connection: logged, not a result."""
 
@@ -45,6 +49,9 @@ class Episode:
     clock: Callable[[], float]
     max_steps: int = MAX_STEPS
     max_seconds: float = MAX_SECONDS
+    signed: bool = True
+    """Whether the browser signs the run's requests (Web Bot Auth). Unsigned is our configuration's doing: a run
+    that meets a verification page (s13's gate) unsigned is cut short as our error, never the model's stop."""
     history: list[StepRecord] = field(default_factory=list)
     _started: float = 0.0
     _checkout_open: bool = False
@@ -59,6 +66,8 @@ class Episode:
             return await self._loop()
         except ModelConnectionError as error:
             return await self._cut_short("model_connection", str(error))
+        except UnsignedAgentError as error:
+            return await self._cut_short("our_error", str(error))
         except Exception as error:  # noqa: BLE001 - any other failure is ours, and it must be recorded
             return await self._cut_short("our_error", f"{type(error).__name__}: {error}")
 
@@ -79,6 +88,9 @@ class Episode:
         observation = await self.session.observe()
         if is_verification_page(observation):
             await self._record(number, observation, Decision(action=None), "verification page: stopped", began)
+            if not self.signed:
+                raise UnsignedAgentError("a verification page stopped a run that could not sign its requests "
+                                         "(no key directory the lab can reach is configured): our error")
             return self._end("verification_page", observation, number,
                              "a verification page stopped the agent; it does not solve them"), observation
         decision = await self._decide(observation)
