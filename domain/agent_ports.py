@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 import msgspec
 
@@ -53,6 +53,20 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
 
 class ModelConnectionError(RuntimeError):
     """The model could not be reached after retries: the run is cut short, which is not a result."""
+
+
+@runtime_checkable
+class ModelLink(Protocol):
+    """An agent that calls a model over the network says whether the call in flight is failing.
+
+    The run's time can run out in the middle of a model call. When that call has already met a failure (a
+    transport error, an attempt that timed out, a 5xx or 429 being retried), the time went to the connection, not
+    to the model: the run is cut short for `model_connection`. A call that is merely slow is the model's time.
+    """
+
+    def connection_trouble(self) -> str | None:
+        """The last failure of the model call in flight, or None when it has met none (or none is in flight)."""
+        ...
 
 
 class BrowserSession(Protocol):

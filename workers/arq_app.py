@@ -19,6 +19,7 @@ from arq import Retry, cron
 from arq.connections import ArqRedis, RedisSettings, create_pool
 from arq.worker import func
 
+from adapters.botauth import signing_problem
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
 from domain.episode import MAX_SECONDS
@@ -129,6 +130,9 @@ async def startup(ctx: dict[str, Any]) -> None:
     lab_url = ctx.get("lab_url") or settings.lab_url
     if not lab_url:
         raise RuntimeError("a worker needs CANITBUY_LAB_URL (where the stations answer)")
+    problem = signing_problem(lab_url, ctx.get("directory_url") or settings.agent_directory_url)
+    if problem:  # every s13 run would meet the gate unsigned: our configuration, so no run starts
+        raise RuntimeError(f"cannot sign runs: {problem}")
     runtime = await _open_runtime(settings)
     leases = open_leases(settings)
     res = build_resources(runtime, leases, lab_url=lab_url, directory_url=ctx.get("directory_url"),

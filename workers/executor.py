@@ -76,7 +76,7 @@ async def _execute(res: Resources, run: Run) -> str:
     try:
         agent = res.agent_for(run.model)
         episode = Episode(session=session, agent=agent, task=task, recorder=recorder, blobs=res.runtime.blobs,
-                          clock=time.monotonic)
+                          clock=time.monotonic, signed=res.agents.signer is not None)
         result = await episode.run()
     finally:
         with anyio.CancelScope(shield=True):

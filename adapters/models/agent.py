@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from adapters.models.client import HttpxModelClient
+from adapters.models.client import CallState, HttpxModelClient
 from adapters.models.lineup import cost_usd
 from adapters.models.prompt import act_tool, messages
 from domain.actions import Action, ActionError, decode_action
@@ -31,11 +31,20 @@ class ModelAgent:
     def __init__(self, client: HttpxModelClient, model: Entrant, blobs: BlobStore) -> None:
         self._client, self._model, self._blobs = client, model, blobs
         self.name, self.version = model.model, model.route
+        self._call: CallState | None = None
+        """The call in flight (one agent per run, so one at a time); None once it answered."""
+
+    def connection_trouble(self) -> str | None:
+        """The newest failure of the model call in flight (ModelLink): the episode asks when its time ran out."""
+        call = self._call
+        return call.problem if call is not None and call.failures else None
 
     async def decide(self, observation: Observation, task: Task, history: list[StepRecord]) -> Decision:
         payload = {"model": self._model.route, "messages": messages(observation, task, history),
                    "tools": [act_tool()], "tool_choice": "auto", "temperature": 0, "max_tokens": 400}
-        reply = await self._client.complete(payload)
+        self._call = CallState()
+        reply = await self._client.complete(payload, self._call)
+        self._call = None
         exchange = self._blobs.put(json.dumps({"request": payload, "response": reply.body,
                                                "attempts": reply.attempts}).encode())
         usage = reply.body.get("usage") or {}
