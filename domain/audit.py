@@ -14,7 +14,7 @@ import msgspec
 
 from domain.canonical import canonical_struct_bytes, sha256_hex
 from domain.facts import PublicationFact
-from domain.projections.documents import WeekDocuments, citation, week_documents
+from domain.projections.documents import UnknownFormatError, WeekDocuments, week_documents
 from domain.projections.fold import ALL, SKIMMED, LogState
 from domain.publishing import LogReader
 from domain.schema import Envelope, payload_decoder
@@ -41,7 +41,9 @@ class Header(msgspec.Struct, frozen=True, kw_only=True):
     provisional: bool = False
     """The publication was made while the week was in progress; the week's final publication supersedes it."""
     citation: str | None = None
-    """How to cite the week, as the method gives it and as the ranking and Matrix say (absent in older files)."""
+    """How to cite the week, as the ranking and Matrix say (absent in older files)."""
+    documents_format: int = 1
+    """The format the ranking and Matrix were published in, and are recomputed in (absent, 1, in older files)."""
 
 
 class Line(msgspec.Struct, frozen=True, kw_only=True):
@@ -94,8 +96,10 @@ def export_lines(events: Iterable[Envelope], publication: PublicationFact) -> It
         "format": FORMAT, "version": VERSION, "week": publication.week, "position": publication.position,
         "ranking_sha256": publication.ranking_sha256, "matrix_sha256": publication.matrix_sha256,
         "course_version": publication.course_version, "events": len(events),
-        "citation": citation(state.week_facts(publication.week)),
     }
+    if publication.documents_format != 1:  # absent from format-1 files, so they export as they always did
+        docs = week_documents(state.week_facts(publication.week), publication.documents_format)
+        header |= {"documents_format": publication.documents_format, "citation": _cited(docs)}
     if publication.provisional:  # absent from final publications, so their files are as they always were
         header["provisional"] = True
     line, prev = _sealed(header, GENESIS)
@@ -151,16 +155,23 @@ def verify_lines(lines: Iterable[bytes]) -> WeekDocuments:
         prev, count = line.sha256, count + 1
     if count != header.events:
         raise AuditError(f"the file has {count} events but its header says {header.events}")
-    facts = state.week_facts(header.week)
-    if header.citation is not None and header.citation != citation(facts):
-        raise AuditError(f"line 1: the citation {header.citation!r} is not the week's ({citation(facts)!r})")
-    docs = week_documents(facts)
+    try:
+        docs = week_documents(state.week_facts(header.week), header.documents_format)
+    except UnknownFormatError as error:
+        raise AuditError(f"line 1: {error}") from None
+    if header.citation is not None and header.citation != _cited(docs):
+        raise AuditError(f"line 1: the citation {header.citation!r} is not the week's ({_cited(docs)!r})")
     for name, published, got in (
         ("ranking", header.ranking_sha256, docs.ranking), ("matrix", header.matrix_sha256, docs.matrix),
     ):
         if sha256_hex(got) != published:
             raise AuditError(f"the {name} sha256 differs: published {published}, recomputed {sha256_hex(got)}")
     return docs
+
+
+def _cited(docs: WeekDocuments) -> str:
+    cited: str = msgspec.json.decode(docs.ranking)["citation"]
+    return cited
 
 
 def is_provisional(first_line: bytes) -> bool:

@@ -35,6 +35,8 @@ class Publication(msgspec.Struct, frozen=True, kw_only=True):
     at: datetime
     provisional: bool = False
     """Made while the week was in progress; superseded by the week's final publication."""
+    documents_format: int = 1
+    """The format the documents were written in (see domain/projections/documents.py); replays use it."""
 
 
 class PublicationError(Exception):
@@ -68,6 +70,9 @@ class Week(Aggregate):
         provisional: bool = False
         """True when published while the week was in progress (more runs could still count for it); the
         publication made once the week is over supersedes it. False on every final publication."""
+        documents_format: int = 1
+        """The format the ranking and Matrix were written in, so a replay writes the same bytes: 1 for weeks
+        published before December 2026, 2 since (the citation as the method gives it, remarks and causes)."""
 
         def apply(self, aggregate: Week) -> None:
             aggregate.publications.append(
@@ -75,6 +80,7 @@ class Week(Aggregate):
                     week=aggregate.week, position=self.position, ranking_sha256=self.ranking_sha256,
                     matrix_sha256=self.matrix_sha256, course_version=self.course_version, by=self.by,
                     at=self.timestamp, provisional=self.provisional,
+                    documents_format=self.documents_format,
                 )
             )
 
@@ -93,7 +99,7 @@ class Week(Aggregate):
 
     def publish(
         self, *, position: int, ranking_sha256: str, matrix_sha256: str, course_version: str, by: str,
-        at: datetime,
+        at: datetime, documents_format: int = 1,
     ) -> None:
         """Record a publication; made before the week is over (by `at`), it is provisional."""
         provisional = not is_over(self.week, at)
@@ -109,4 +115,5 @@ class Week(Aggregate):
         self.trigger_event(
             self.Published, timestamp=at, position=position, ranking_sha256=ranking_sha256,
             matrix_sha256=matrix_sha256, course_version=course_version, by=by, provisional=provisional,
+            documents_format=documents_format,
         )

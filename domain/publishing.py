@@ -76,7 +76,7 @@ def publish_week(record: Record, readmodels: WeekDocumentStore, week: str, by: s
     readmodels.store_published(docs)
     record.record_publication(
         week=week, position=docs.position, ranking_sha256=ranking_sha, matrix_sha256=matrix_sha,
-        course_version=docs.course_version, by=by,
+        course_version=docs.course_version, by=by, documents_format=docs.documents_format,
     )
     readmodels.catch_up()  # so the read models list the publication at once
     published = record.week_record(week)
@@ -100,7 +100,7 @@ def replay(read_log: LogReader, stop: int | None = None, page: int = 5000,
 def documents_as_published(read_log: LogReader, publication: PublicationFact) -> WeekDocuments:
     """Recompute a publication's documents by replaying the log up to its position; check the hashes."""
     state = replay(read_log, stop=publication.position)
-    docs = week_documents(state.week_facts(publication.week))
+    docs = week_documents(state.week_facts(publication.week), publication.documents_format)
     if (sha256_hex(docs.ranking), sha256_hex(docs.matrix)) != (
         publication.ranking_sha256, publication.matrix_sha256
     ):

@@ -236,12 +236,12 @@ class Record(Application[UUID]):
 
     def record_publication(
         self, *, week: str, position: int, ranking_sha256: str, matrix_sha256: str, course_version: str,
-        by: str,
+        by: str, documents_format: int,
     ) -> None:
         record = self.week_record(week) or Week.open(week=week, at=self.clock())
         record.publish(
             position=position, ranking_sha256=ranking_sha256, matrix_sha256=matrix_sha256,
-            course_version=course_version, by=by, at=self.clock(),
+            course_version=course_version, by=by, at=self.clock(), documents_format=documents_format,
         )
         self.save(record)
 

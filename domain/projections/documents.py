@@ -17,13 +17,17 @@ import msgspec
 from domain.canonical import canonical_bytes, decimal_text
 from domain.course import CourseSpec, decode_course
 from domain.facts import ReleaseFact, RunFact, WeekFacts
+from domain.projections.format_one import matrix_one, ranking_one
 from domain.scoring import Entry, WeekScore, score_week
 from domain.verdicts import accepted_all_cookies
 from domain.weeks import week_end
 
 LICENSE = "CC BY 4.0"
-RANKING_FORMAT = "canitbuy-ranking/1"
-MATRIX_FORMAT = "canitbuy-matrix/1"
+DOCUMENTS_FORMAT = 2
+"""The format the documents are written in now. A publication records the format it was made in and replays in it
+(format 1: weeks published before December 2026, see domain/projections/format_one.py)."""
+RANKING_FORMAT = f"canitbuy-ranking/{DOCUMENTS_FORMAT}"
+MATRIX_FORMAT = f"canitbuy-matrix/{DOCUMENTS_FORMAT}"
 
 
 class NoCourseError(LookupError):
@@ -36,6 +40,7 @@ class WeekDocuments(msgspec.Struct, frozen=True, kw_only=True):
     position: int
     ranking: bytes
     matrix: bytes
+    documents_format: int = DOCUMENTS_FORMAT
 
 
 @lru_cache(maxsize=8)
@@ -168,11 +173,21 @@ def matrix_document(facts: WeekFacts, course: CourseSpec, score: WeekScore) -> d
     return doc
 
 
-def week_documents(facts: WeekFacts) -> WeekDocuments:
+class UnknownFormatError(ValueError):
+    """A publication or audit file names a documents format this code does not write."""
+
+
+def week_documents(facts: WeekFacts, documents_format: int = DOCUMENTS_FORMAT) -> WeekDocuments:
+    """The week's ranking and Matrix in `documents_format` (a publication's own format, to replay it)."""
     course = course_for_week(facts.releases, facts.week)
     score = score_week(facts.week, facts.runs, facts.corrections, course)
+    ranking, matrix = ranking_document(facts, course, score), matrix_document(facts, course, score)
+    if documents_format == 1:
+        ranking, matrix = ranking_one(ranking, facts, course), matrix_one(matrix, facts, course)
+    elif documents_format != DOCUMENTS_FORMAT:
+        raise UnknownFormatError(f"documents format {documents_format} is not one this version writes (1 to "
+                                 f"{DOCUMENTS_FORMAT})")
     return WeekDocuments(
         week=facts.week, course_version=course.version, position=facts.position,
-        ranking=canonical_bytes(ranking_document(facts, course, score)),
-        matrix=canonical_bytes(matrix_document(facts, course, score)),
+        ranking=canonical_bytes(ranking), matrix=canonical_bytes(matrix), documents_format=documents_format,
     )

@@ -1,0 +1,79 @@
+"""Weeks published before the documents' format 2 still replay to the bytes they were published with.
+
+The fixtures were written by the code of 1 December 2026 before issue #10 (commit 443ffa9): three built-in agents
+ran the whole course for 2026-W48 in Chromium, the week was published, and its audit file exported. The log is
+that run's SQLite event store as it was.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from adapters.eventstore import open_record
+from adapters.readmodels import ReadModels
+from adapters.settings import Settings
+from domain.canonical import sha256_hex
+from domain.publishing import publish_week
+from ops.cli import main
+
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "format-1"
+AUDIT_FILE = FIXTURES / "week-2026-W48.audit.jsonl"
+WEEK = "2026-W48"
+
+
+@pytest.fixture
+def old_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    data = tmp_path / "var"
+    data.mkdir()
+    with gzip.open(FIXTURES / "canitbuy.sqlite3.gz") as packed, (data / "canitbuy.sqlite3").open("wb") as out:
+        shutil.copyfileobj(packed, out)
+    monkeypatch.setenv("CANITBUY_DATA_DIR", str(data))
+    monkeypatch.delenv("CANITBUY_DATABASE_URL", raising=False)
+    return Settings(data_dir=data)
+
+
+def header() -> dict:
+    return json.loads(AUDIT_FILE.read_bytes().splitlines()[0])
+
+
+def test_an_audit_file_published_in_format_1_still_verifies(capsys):
+    assert main(["audit", "verify", str(AUDIT_FILE)]) == 0
+    assert "ranking and Matrix hash as published" in capsys.readouterr().out
+
+
+def test_a_log_written_before_format_2_replays_its_week_to_the_published_bytes(old_store):
+    record = open_record(old_store)
+    try:
+        readmodels = ReadModels(old_store, record)
+        readmodels.catch_up()
+        published = readmodels.published_documents(WEEK)
+        assert sha256_hex(published.ranking) == header()["ranking_sha256"]
+        assert sha256_hex(published.matrix) == header()["matrix_sha256"]
+        assert json.loads(published.ranking)["format"] == "canitbuy-ranking/1"
+        # the week as it reads now is in today's format, with the method's citation
+        now = json.loads(readmodels.week_documents(WEEK).ranking)
+        assert now["format"] == "canitbuy-ranking/2" and now["citation"].startswith("CanItBuy AI agent ranking, ")
+    finally:
+        record.close()
+
+
+def test_a_new_publication_of_an_old_week_is_written_in_the_current_format_and_both_verify(old_store, tmp_path):
+    record = open_record(old_store)
+    try:
+        readmodels = ReadModels(old_store, record)
+        publication = publish_week(record, readmodels, WEEK, by="lead")
+        assert publication.documents_format == 2 and not publication.provisional
+        first, second = readmodels.publications(WEEK)
+        assert (first.documents_format, second.documents_format) == (1, 2)
+        assert sha256_hex(readmodels.published_documents(WEEK, index=1).ranking) == second.ranking_sha256
+    finally:
+        record.close()
+    out = tmp_path / "again.jsonl"
+    assert main(["audit", "export", "--week", WEEK, "--out", str(out)]) == 0  # the standing (first) publication
+    assert json.loads(out.read_bytes().splitlines()[0])["ranking_sha256"] == header()["ranking_sha256"]
+    assert main(["audit", "verify", str(out)]) == 0
