@@ -19,6 +19,7 @@ from domain.arc import ARC_TEST_SET, COURSE_TEST_SET
 from domain.leaderboard import CITATION, EVENTS, Book, document, entry_document
 from domain.record import Record
 from domain.schema import NAME_TO_CLASS, Envelope, name_for_topic, payload_decoder
+from domain.statistics import arc_rate, tenths_text
 from web.rendering import Page, send
 from web.site import Site
 
@@ -59,14 +60,11 @@ class Board:
 def _row(entry: Any) -> dict[str, Any]:
     doc = entry_document(entry)
     doc["agent"] = {k: doc["agent"].get(k) for k in ("name", "version", "builder", "url", "path", "model")}
-    rate = doc["cart_success"]
-    doc["percent"] = _percent(rate["share"])
-    doc["low"], doc["high"] = _percent(rate["low"]), _percent(rate["high"])
+    # ARC's figures (percent to 0.1, z = 1.96), as its rows show them: domain.statistics.arc_rate.
+    figures = arc_rate(entry.successes, entry.n)
+    doc["percent"], doc["low"], doc["high"] = (
+        (tenths_text(figures.rate), tenths_text(figures.low), tenths_text(figures.high)) if figures else ("–",) * 3)
     return doc
-
-
-def _percent(decimal: str) -> str:
-    return f"{float(decimal) * 100:.0f}"
 
 
 async def start(site: Site) -> Board:
