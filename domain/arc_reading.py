@@ -13,6 +13,7 @@ import ipaddress
 import math
 import re
 from datetime import UTC, datetime, timedelta
+from urllib.parse import unquote_to_bytes
 
 JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 """JavaScript's `\\s` and `trim()`: WhiteSpace and LineTerminator (U+0085 is not one; U+FEFF is)."""
@@ -60,8 +61,8 @@ def host_key(host: str) -> str:
 
 _ISO = re.compile(
     r"^(?P<year>[+-]\d{6}|\d{4})(?:-(?P<month>\d{2})(?:-(?P<day>\d{2}))?)?"
-    r"(?:[T ](?P<hour>\d{2}):(?P<minute>\d{2})(?::(?P<second>\d{2})(?:\.(?P<fraction>\d+))?)?"
-    r"(?P<zone>Z|[+-]\d{2}:\d{2})?)?$"
+    r"(?:[Tt ](?P<hour>\d{2}):(?P<minute>\d{2})(?::(?P<second>\d{2})(?:\.(?P<fraction>\d+))?)?)?"
+    r"(?P<zone>[Zz]|[+-]\d{2}:?\d{2})?$"
 )
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -70,7 +71,7 @@ def parse_time_ms(text: str) -> int | None:
     """`Date.parse` for the ECMAScript date-time format (ISO 8601's profile), as V8 reads it: milliseconds since
     the epoch, or None where it gives NaN. A date alone is UTC; a time without a zone is the server's local time,
     which on ARC's servers (and ours) is UTC. V8 takes any number of fraction digits (the first three count),
-    a space for the T, and a day up to 31 in any month (31 February is 3 March).
+    a space or t for the T, z for Z, +0100 for +01:00, and a day up to 31 in any month (31 February is 3 March).
 
     V8 also reads some dates that are not ISO 8601 ("Oct 9 2026"); ARC's message asks for ISO 8601 and so do we:
     that difference is listed in docs/arc.md."""
@@ -88,9 +89,9 @@ def parse_time_ms(text: str) -> int | None:
     if hour > 24 or (hour == 24 and (minute or second or millis)):
         return None
     offset = 0
-    if match["zone"] and match["zone"] != "Z":
+    if match["zone"] and match["zone"] not in "Zz":
         sign = 1 if match["zone"][0] == "+" else -1
-        zone_hours, zone_minutes = int(match["zone"][1:3]), int(match["zone"][4:6])
+        zone_hours, zone_minutes = int(match["zone"][1:3]), int(match["zone"][-2:])
         if zone_hours > 23 or zone_minutes > 59:
             return None
         offset = sign * (zone_hours * 60 + zone_minutes)
@@ -179,21 +180,43 @@ def _port(text: str) -> str:
 
 
 def _domain(name: str) -> str:
-    if not name:
-        raise NotAnHttpsUrl(name)
+    """The host parser for a special scheme: percent-decoded, to ASCII (IDNA), no forbidden code point, and a
+    name whose last label is a number read as an IPv4 address (999 is 0.0.3.231, 0x7f.1 is 127.0.0.1)."""
     try:
+        name = unquote_to_bytes(name).decode("utf-8")
         ascii_name = name.lower() if name.isascii() else name.encode("idna").decode("ascii").lower()
     except UnicodeError:
         raise NotAnHttpsUrl(name) from None
     if not ascii_name or set(ascii_name) & _FORBIDDEN_IN_HOST:
         raise NotAnHttpsUrl(name)
-    labels = ascii_name.rstrip(".").split(".")
-    if labels[-1].isdigit():  # a name ending in a number is read as an IPv4 address
-        try:
-            return str(ipaddress.IPv4Address(ascii_name.rstrip(".")))
-        except ValueError:
-            raise NotAnHttpsUrl(name) from None
+    labels = ascii_name.split(".")
+    if labels[-1] == "" and len(labels) > 1:
+        labels.pop()
+    if _ipv4_number(labels[-1]) is not None or re.fullmatch(r"[0-9]+", labels[-1]):
+        return _ipv4(labels, name)
     return ascii_name
+
+
+def _ipv4_number(label: str) -> int | None:
+    """A WHATWG IPv4 number: 0x hex, a leading 0 octal, else decimal; None when it is none of them."""
+    if re.fullmatch(r"0[xX][0-9a-fA-F]*", label):
+        return int(label[2:] or "0", 16)
+    if len(label) > 1 and label.startswith("0"):
+        return int(label, 8) if re.fullmatch(r"0[0-7]+", label) else None
+    if re.fullmatch(r"[0-9]+", label):
+        return int(label)
+    return None
+
+
+def _ipv4(labels: list[str], name: str) -> str:
+    numbers = [_ipv4_number(label) for label in labels]
+    if len(numbers) > 4 or any(n is None for n in numbers):
+        raise NotAnHttpsUrl(name)
+    parts = [n for n in numbers if n is not None]
+    if any(n > 255 for n in parts[:-1]) or parts[-1] >= 256 ** (5 - len(parts)):
+        raise NotAnHttpsUrl(name)
+    address = parts[-1] + sum(n * 256 ** (3 - i) for i, n in enumerate(parts[:-1]))
+    return str(ipaddress.IPv4Address(address))
 
 
 def _tail(tail: str) -> str:
