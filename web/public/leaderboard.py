@@ -12,7 +12,7 @@ from typing import Any
 
 from eventsourcing.utils import get_topic
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from domain.arc import ARC_TEST_SET, COURSE_TEST_SET
@@ -98,4 +98,11 @@ async def leaderboard_json(request: Request) -> Response:
     return response
 
 
-routes = [Route("/leaderboard", leaderboard_page), Route("/api/leaderboard.json", leaderboard_json)]
+async def leaderboard_spec(request: Request) -> Response:
+    """ARC's messages point at /leaderboard/spec ("Send a JSON object. See /leaderboard/spec."): ours leads to the
+    format on the leaderboard page, so the same words lead somewhere here too."""
+    return RedirectResponse("/leaderboard#submit", status_code=302)
+
+
+routes = [Route("/leaderboard", leaderboard_page), Route("/leaderboard/spec", leaderboard_spec),
+          Route("/api/leaderboard.json", leaderboard_json)]

@@ -85,3 +85,9 @@ def test_over_mcp_every_answer_is_arcs(client) -> None:
     wrong = disagreements(results)
     print(f"\nMCP: {len(generated) - len(wrong)} of {len(generated)} agree with ARC")
     assert not wrong, "\n".join(wrong)
+
+
+def test_arcs_pointer_to_the_spec_leads_to_the_format(client) -> None:
+    response = client.get("/leaderboard/spec", follow_redirects=False)
+    assert (response.status_code, response.headers["location"]) == (302, "/leaderboard#submit")
+    assert 'id="submit"' in client.get("/leaderboard").text
