@@ -25,6 +25,8 @@ from web.site import Site
 
 TOPICS = [get_topic(NAME_TO_CLASS[name]) for name in EVENTS]
 PAGE = 1000
+ROWS_A_PAGE = 50
+"""Rows of each table on one page of /leaderboard (?page=2 for the next); the JSON holds every submission."""
 JSON = "application/json"
 
 
@@ -50,11 +52,16 @@ class Board:
         with self._lock:
             return document(self.book)
 
-    def context(self) -> dict[str, Any]:
+    def context(self, page: int = 1) -> dict[str, Any]:
+        """One page of each table: the listing stays small however many runs are submitted."""
+        start = (page - 1) * ROWS_A_PAGE
         with self._lock:
-            listed = {s: [_row(e) for e in self.book.listed(s)] for s in ("verified", "unverified", "rejected")}
+            found = {s: self.book.listed(s) for s in ("verified", "unverified", "rejected")}
+            listed = {s: [_row(e) for e in rows[start:start + ROWS_A_PAGE]] for s, rows in found.items()}
+        more = any(len(rows) > start + ROWS_A_PAGE for rows in found.values())
         return {"nav": "leaderboard", "listed": listed, "arc": ARC_TEST_SET, "course": COURSE_TEST_SET,
-                "citation": CITATION}
+                "citation": CITATION, "page": page, "next_page": page + 1 if more else None,
+                "counts": {s: len(rows) for s, rows in found.items()}}
 
 
 def _row(entry: Any) -> dict[str, Any]:
@@ -81,10 +88,13 @@ def board_of(site: Site) -> Board:
 
 async def leaderboard_page(request: Request) -> Response:
     site: Site = request.app.state.site
-    key = ("leaderboard", site.version)
+    number = request.query_params.get("page", "1")
+    if not number.isdigit() or not 1 <= int(number) <= 10_000:
+        return RedirectResponse("/leaderboard", status_code=303)
+    key = ("leaderboard", site.version, int(number))
     page = site.cache.get(key)
     if page is None:
-        context = await site.call(board_of(site).context)
+        context = await site.call(board_of(site).context, int(number))
         page = site.cache.put(key, await site.call(site.renderer.page, "leaderboard.html", context))
     return send(request, page, max_age=30)
 

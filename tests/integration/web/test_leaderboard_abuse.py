@@ -132,3 +132,18 @@ def test_rates_are_shown_as_arc_shows_them(settings: Settings) -> None:
         entry = site.get("/api/leaderboard.json").json()["submissions"][0]
         assert (entry["rate"], entry["ci"]) == (58.3, {"low": 32, "high": 80.7})
         assert '58.3% <span class="small muted">(32–80.7%)</span>' in site.get("/leaderboard").text
+
+
+def test_the_listing_is_paged_so_it_stays_small(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    import web.public.leaderboard as listing
+
+    monkeypatch.setattr(listing, "ROWS_A_PAGE", 2)
+    with web_processes(settings, 1) as (site,):
+        for n in range(3):
+            sent = from_network(site, f"192.0.{70 + n}.1").post(SUBMIT, content=body(a_run(f"paged {n}")), headers=JSON)
+            assert sent.status_code == 201
+        first, second = site.get("/leaderboard").text, site.get("/leaderboard?page=2").text
+        assert first.count('<tr id="sub-') == 2 and 'href="/leaderboard?page=2"' in first
+        assert second.count('<tr id="sub-') == 1 and "?page=3" not in second
+        assert len(site.get("/api/leaderboard.json").json()["submissions"]) == 3  # the JSON holds them all
+        assert site.get("/leaderboard?page=x", follow_redirects=False).status_code == 303
