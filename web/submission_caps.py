@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from adapters.sqldb import SqlDb
 
-PER_MINUTE = 30
+PER_MINUTE = 60
 """Requests a network may make to /api/leaderboard/submit and /api/ask in one minute (UTC, by the clock)."""
 WINDOW = 60
 
