@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import json
 from importlib import resources
 from typing import Literal
 
@@ -71,7 +72,7 @@ def test_set_named(name: str) -> TestSet:
         return arc_100_v1()
     if name == COURSE_TEST_SET:
         return course_test_set()
-    raise SubmissionProblem(f"test_set: must be {ARC_TEST_SET!r} or {COURSE_TEST_SET!r}")
+    raise SubmissionProblem(f'test_set must be "{ARC_TEST_SET}" or "{COURSE_TEST_SET}".')
 
 
 class SubmissionProblem(ValueError):
@@ -101,7 +102,9 @@ class ArcResult(msgspec.Struct, frozen=True, omit_defaults=True):
     at: str | None = None
     evidence_url: str | None = None
     steps: float | None = None
+    """Rounded to a whole number from 0 to 10,000 (older events may hold a fraction); dropped when not one."""
     seconds: float | None = None
+    """Rounded to a whole number from 0 to 86,400; dropped when not one."""
     receipt: str | None = None
     """Our extension for course runs: the lab's signed checkout receipt (compact JWS)."""
 
@@ -122,6 +125,9 @@ class Submission(msgspec.Struct, frozen=True, omit_defaults=True):
         return sum(1 for r in self.counted() if r.outcome in SUCCESS)
 
     def fingerprint(self) -> str:
-        """The same run sent twice has the same fingerprint (contact and key order do not matter)."""
-        public = msgspec.structs.replace(self, contact=None)
-        return hashlib.sha256(msgspec.json.encode(msgspec.to_builtins(public, order="sorted"))).hexdigest()
+        """ARC's fingerprint (abab7575/arc-open, benchmark/src/submission.ts): sha256 of the JSON array
+        [lowercased agent name, version, path, [[id, outcome], ...] in the order sent]. The same run sent again with
+        other notes, times, URLs or contact is the same run."""
+        results = [[r.id, r.outcome] for r in self.results]
+        identity = [self.agent.name.lower(), self.agent.version, self.agent.path, results]
+        return hashlib.sha256(json.dumps(identity, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()

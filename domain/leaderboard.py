@@ -14,9 +14,10 @@ from typing import Any
 import msgspec
 
 from domain.arc import Submission
+from domain.arc_reading import plain_text
 from domain.canonical import canonical_bytes, decimal_text
 from domain.schema import Envelope
-from domain.statistics import wilson
+from domain.statistics import ARC_Z, arc_rate, tenths_text, wilson
 
 FORMAT = "canitbuy-leaderboard-submissions/1"
 LICENSE = "CC BY 4.0"
@@ -56,7 +57,8 @@ class Entry(msgspec.Struct, kw_only=True):
     position: int = 0
 
     def rate(self) -> dict[str, str]:
-        interval = wilson(self.successes, self.n)
+        """The exact share and its Wilson interval at ARC's z, as decimals (ARC's rounded figures: arc())."""
+        interval = wilson(self.successes, self.n, ARC_Z)
         low, high = (Fraction(interval.low).limit_denominator(10**9), Fraction(interval.high).limit_denominator(10**9))
         return {"share": decimal_text(Fraction(self.successes, self.n)), "low": decimal_text(low),
                 "high": decimal_text(high)}
@@ -95,8 +97,10 @@ class Book:
 
 def _entry(sid: str, text: str, at: datetime, position: int) -> Entry:
     s = msgspec.json.decode(text, type=Submission)
-    agent = {k: v for k, v in msgspec.to_builtins(s.agent).items() if isinstance(v, str)}
-    run = {k: v for k, v in msgspec.to_builtins(s.run).items() if k != "stopped_before_payment"}
+    # Submissions are cleaned to plain text when taken; cleaning again here covers events stored before that.
+    agent = {k: plain_text(v) for k, v in msgspec.to_builtins(s.agent).items() if isinstance(v, str)}
+    run = {k: plain_text(v) if isinstance(v, str) else v
+           for k, v in msgspec.to_builtins(s.run).items() if k != "stopped_before_payment"}
     return Entry(
         id=sid, submitted_at=at, test_set=s.test_set, agent=agent, run=run, successes=s.successes(),
         n=len(s.counted()), results=len(s.results), position=position,
@@ -108,7 +112,8 @@ def entry_document(entry: Entry) -> dict[str, Any]:
     return {
         "id": entry.id, "submitted_at": entry.submitted_at.isoformat().replace("+00:00", "Z"),
         "test_set": entry.test_set, "agent": entry.agent, "run": entry.run, "status": entry.status,
-        "successes": entry.successes, "n": entry.n, "results": entry.results, "cart_success": entry.rate(),
+        "successes": entry.successes, "n": entry.n, "results": entry.results,
+        **_arc_figures(entry), "cart_success": entry.rate(),
         "scoring": SCORING,
         "verification": {
             "method": v.method, "seed": v.seed, "sample": v.sample, "agreed": v.agreed, "of": v.of,
@@ -117,14 +122,26 @@ def entry_document(entry: Entry) -> dict[str, Any]:
     }
 
 
+def _arc_figures(entry: Entry) -> dict[str, Any]:
+    """`rate` and `ci` as ARC's public submission rows give them (submission.ts publicSubmission): percent to 0.1."""
+    figures = arc_rate(entry.successes, entry.n)
+    if figures is None:
+        return {"rate": None, "ci": None}
+    def number(tenths: int) -> msgspec.Raw:  # a JSON number, written as JavaScript writes it
+        return msgspec.Raw(tenths_text(tenths).encode())
+
+    return {"rate": number(figures.rate), "ci": {"low": number(figures.low), "high": number(figures.high)}}
+
+
 def document(book: Book) -> bytes:
     """The open-data document of /api/leaderboard.json, in canonical JSON."""
     return canonical_bytes({
         "format": FORMAT, "license": LICENSE, "license_url": LICENSE_URL, "citation": CITATION,
         "note": "Runs of outside agents, as submitted. Never mixed into the CanItBuy ranking. A rate is cart "
-                "success (added_to_cart or checkout_reached) over n, with a Wilson 95% interval: ARC's scoring, "
-                "also for runs of our course, which is not the course's (no control-first rule, S01 counted, no "
-                "brief) and not comparable with the Matrix; a result by the course's rules is a real-agent test.",
+                "success (added_to_cart or checkout_reached) over n, with a Wilson 95% interval (z = 1.96): "
+                "rate and ci in percent rounded to 0.1 as ARC shows them, cart_success as exact decimals. ARC's "
+                "scoring, also for runs of our course, which is not the course's (no control-first rule, S01 counted, "
+                "no brief) and not comparable with the Matrix; a result by the course's rules is a real-agent test.",
         "position": book.position,
         "submissions": [entry_document(e) for e in book.listed()],
     })

@@ -35,6 +35,43 @@ def wilson(successes: int, n: int, z: float = Z95) -> Interval:
     return Interval(low, high)
 
 
+ARC_Z = 1.96
+"""ARC's z for its 95% intervals (abab7575/arc-open, benchmark/src/stats.ts), the rounded textbook value."""
+
+
+class ArcRate(msgspec.Struct, frozen=True):
+    """A rate as ARC's rows show it (stats.ts `wilson`, submission.ts `publicSubmission`), in tenths of a percent
+    (ints, so no float formatting is involved): rounded halves up, the interval's bounds clamped to 0..100 %."""
+
+    rate: int
+    low: int
+    high: int
+
+
+def arc_rate(successes: int, n: int) -> ArcRate | None:
+    """ARC's rate and Wilson interval (z = 1.96) for successes of n; None when n is 0."""
+    if n <= 0:
+        return None
+    p = successes / n
+    z2 = ARC_Z * ARC_Z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = ARC_Z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return ArcRate(_tenths(p * 1000), _tenths(max(0.0, min(1.0, centre - half)) * 1000),
+                   _tenths(max(0.0, min(1.0, centre + half)) * 1000))
+
+
+def _tenths(thousandths: float) -> int:
+    """`Math.round(x)`: halves toward +infinity, as JavaScript rounds (Python's round() goes to even)."""
+    floor = math.floor(thousandths)
+    return int(floor + 1 if thousandths - floor >= 0.5 else floor)
+
+
+def tenths_text(tenths: int) -> str:
+    """A percentage in tenths as JavaScript writes `Math.round(x) / 10`: 583 is 58.3, 580 is 58."""
+    whole, tenth = divmod(tenths, 10)
+    return f"{whole}.{tenth}" if tenth else str(whole)
+
+
 def pass_hat_k(successes: int, n: int, k: int) -> float:
     """pass^k: the chance that k runs drawn without replacement from the n made all pass (C(c,k)/C(n,k)).
 

@@ -25,7 +25,7 @@ from starlette.routing import Route
 
 from domain.arc import COURSE_TEST_SET, MAX_BYTES
 from web.site import Site
-from web.submissions import bounded_body, client_address, take
+from web.submissions import bounded_body, client_address, flooded, take
 
 PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")
 TOOL = "submit_leaderboard_run"
@@ -125,6 +125,8 @@ def _initialize(params: dict[str, Any]) -> dict[str, Any]:
 
 async def ask(request: Request) -> Response:
     site: Site = request.app.state.site
+    if (refused := await flooded(site, request)) is not None:  # before the body is read
+        return refused
     try:
         message = _request(await bounded_body(request, MAX_REQUEST))
     except RpcError as error:

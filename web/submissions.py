@@ -4,9 +4,10 @@
 - 200 with the first id: the same run (the same fingerprint) was sent before. ARC says only that it "returns the
   first id"; nothing new is made, so we answer 200 rather than 201, with `"duplicate": true`. A repeat uses none of
   the day's quota.
-- 400 with the first problem found, naming the field (also for a body over 200 KB: ARC answers every refusal with
-  the first problem, so we do too, rather than 413).
-- 429 with the reason: 5 submissions a network a day, 200 a day overall (UTC days).
+- 400 with the first problem found, in ARC's words, naming the field (`domain.arc_validation`).
+- 413 for a body over 200 KB, as ARC's API description says (abab7575/arc-open, docs/openapi.json).
+- 429 with the reason and Retry-After: 5 submissions a network a day, 200 a day overall (UTC days), or a flood of
+  requests from one network (`web.submission_caps`, checked before the body is read).
 
 The body is read from the stream up to 200 KB + 1 byte and no further. The sender's network (/24, /48) is kept
 only as a salted hash, to count its submissions.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from datetime import UTC, datetime, timedelta
 
 import msgspec
 from starlette.requests import Request
@@ -23,12 +25,13 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from domain.arc import MAX_BYTES, SubmissionProblem
-from domain.arc_validation import parse_submission
+from domain.arc_validation import BodyTooLarge, parse_submission
 from domain.submissions import QuotaExceeded, network_key
 from web.errors import TITLES
 from web.public.leaderboard import board_of
 from web.site import Site
 from web.staff.session import load_or_create_secret
+from web.submission_caps import flood_guard
 
 
 class Answer(msgspec.Struct, frozen=True):
@@ -42,26 +45,51 @@ async def start(site: Site) -> None:
     secret = await site.call(load_or_create_secret, site.settings.site_secret, site.settings.data_dir)
     # A key of its own: the network hashes cannot be tied to the session cookies' key.
     site.services["network_salt"] = hmac.new(secret, b"canitbuy leaderboard network v1", hashlib.sha256).digest()
+    site.services["submission_flood"] = flood_guard(site.settings.redis_url, site.runtime.readmodels.db, site.call)
 
 
-def _problem(status: int, detail: str) -> Answer:
-    return Answer(status, {"error": {"status": status, "title": TITLES.get(status, "Error"), "detail": detail}})
+def _problem(status: int, detail: str, retry_after: int | None = None) -> Answer:
+    error: dict[str, object] = {"status": status, "title": TITLES.get(status, "Error"), "detail": detail}
+    if retry_after is not None:
+        error["retry_after"] = retry_after
+    return Answer(status, {"error": error})
+
+
+def _until_tomorrow(now: datetime) -> int:
+    """Seconds to the next UTC midnight, when the day's caps open again."""
+    tomorrow = datetime.combine(now.astimezone(UTC).date() + timedelta(days=1), datetime.min.time(), UTC)
+    return max(1, int((tomorrow - now).total_seconds()) + 1)
+
+
+async def flooded(site: Site, request: Request) -> Response | None:
+    """429 with Retry-After when the sender's network has sent too many requests this minute; None otherwise."""
+    key = network_key(client_address(request), site.services["network_salt"])
+    wait = await site.services["submission_flood"].retry_after(key)
+    if not wait:
+        return None
+    detail = f"too many requests from this network; try again in {wait} seconds."
+    return answer_response(_problem(429, detail, wait))
 
 
 async def take(site: Site, body: bytes, address: str) -> Answer:
     """Check a submission and store it once; the answer says the id or the first problem found."""
+    now = site.runtime.record.clock()
     try:
-        submission = parse_submission(body)
+        submission = parse_submission(body, now)
+    except BodyTooLarge as problem:
+        return _problem(413, str(problem))
     except SubmissionProblem as problem:
         return _problem(400, str(problem))
     key = network_key(address, site.services["network_salt"])
     try:
         accepted = await site.call(site.runtime.record.submit_leaderboard_run, submission, network_key=key)
     except QuotaExceeded as limit:
-        return _problem(429, str(limit))
+        return _problem(429, str(limit), _until_tomorrow(now))
     await site.refresh()
     sid = str(accepted.id)
-    answer: dict[str, object] = {"id": sid, "status": "unverified", "url": f"/leaderboard#sub-{sid}"}
+    # ARC's 201 says ok, id, status, n, cart_successes (docs/openapi.json); we add where it is listed.
+    answer: dict[str, object] = {"ok": True, "id": sid, "status": "unverified", "n": len(submission.counted()),
+                                 "cart_successes": submission.successes(), "url": f"/leaderboard#sub-{sid}"}
     if not accepted.created:
         first = board_of(site).book.entries.get(sid)
         answer.update(status=first.status if first else "unverified", duplicate=True,
@@ -84,6 +112,9 @@ def answer_response(answer: Answer) -> Response:
     headers = {"Cache-Control": "no-store", "ETag": '"' + hashlib.sha256(body).hexdigest()[:32] + '"'}
     if answer.status in (200, 201):
         headers["Location"] = str(answer.body["url"])
+    error = answer.body.get("error")
+    if answer.status == 429 and isinstance(error, dict) and "retry_after" in error:
+        headers["Retry-After"] = str(error["retry_after"])
     return Response(body, status_code=answer.status, media_type="application/json", headers=headers)
 
 
@@ -93,9 +124,11 @@ def client_address(request: Request) -> str:
 
 async def submit(request: Request) -> Response:
     site: Site = request.app.state.site
+    if (refused := await flooded(site, request)) is not None:
+        return refused
     length = request.headers.get("content-length", "")
     if length.isdigit() and int(length) > MAX_BYTES:
-        answer = _problem(400, f"the submission is {length} bytes; at most {MAX_BYTES} (200 KB)")
+        answer = _problem(413, f"The submission is larger than 200 KB ({MAX_BYTES} bytes).")
     else:
         answer = await take(site, await bounded_body(request), client_address(request))
     return answer_response(answer)

@@ -12,18 +12,21 @@ from typing import Any
 
 from eventsourcing.utils import get_topic
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from domain.arc import ARC_TEST_SET, COURSE_TEST_SET
 from domain.leaderboard import CITATION, EVENTS, Book, document, entry_document
 from domain.record import Record
 from domain.schema import NAME_TO_CLASS, Envelope, name_for_topic, payload_decoder
+from domain.statistics import arc_rate, tenths_text
 from web.rendering import Page, send
 from web.site import Site
 
 TOPICS = [get_topic(NAME_TO_CLASS[name]) for name in EVENTS]
 PAGE = 1000
+ROWS_A_PAGE = 50
+"""Rows of each table on one page of /leaderboard (?page=2 for the next); the JSON holds every submission."""
 JSON = "application/json"
 
 
@@ -49,24 +52,26 @@ class Board:
         with self._lock:
             return document(self.book)
 
-    def context(self) -> dict[str, Any]:
+    def context(self, page: int = 1) -> dict[str, Any]:
+        """One page of each table: the listing stays small however many runs are submitted."""
+        start = (page - 1) * ROWS_A_PAGE
         with self._lock:
-            listed = {s: [_row(e) for e in self.book.listed(s)] for s in ("verified", "unverified", "rejected")}
+            found = {s: self.book.listed(s) for s in ("verified", "unverified", "rejected")}
+            listed = {s: [_row(e) for e in rows[start:start + ROWS_A_PAGE]] for s, rows in found.items()}
+        more = any(len(rows) > start + ROWS_A_PAGE for rows in found.values())
         return {"nav": "leaderboard", "listed": listed, "arc": ARC_TEST_SET, "course": COURSE_TEST_SET,
-                "citation": CITATION}
+                "citation": CITATION, "page": page, "next_page": page + 1 if more else None,
+                "counts": {s: len(rows) for s, rows in found.items()}}
 
 
 def _row(entry: Any) -> dict[str, Any]:
     doc = entry_document(entry)
     doc["agent"] = {k: doc["agent"].get(k) for k in ("name", "version", "builder", "url", "path", "model")}
-    rate = doc["cart_success"]
-    doc["percent"] = _percent(rate["share"])
-    doc["low"], doc["high"] = _percent(rate["low"]), _percent(rate["high"])
+    # ARC's figures (percent to 0.1, z = 1.96), as its rows show them: domain.statistics.arc_rate.
+    figures = arc_rate(entry.successes, entry.n)
+    doc["percent"], doc["low"], doc["high"] = (
+        (tenths_text(figures.rate), tenths_text(figures.low), tenths_text(figures.high)) if figures else ("–",) * 3)
     return doc
-
-
-def _percent(decimal: str) -> str:
-    return f"{float(decimal) * 100:.0f}"
 
 
 async def start(site: Site) -> Board:
@@ -83,10 +88,13 @@ def board_of(site: Site) -> Board:
 
 async def leaderboard_page(request: Request) -> Response:
     site: Site = request.app.state.site
-    key = ("leaderboard", site.version)
+    number = request.query_params.get("page", "1")
+    if not number.isdigit() or not 1 <= int(number) <= 10_000:
+        return RedirectResponse("/leaderboard", status_code=303)
+    key = ("leaderboard", site.version, int(number))
     page = site.cache.get(key)
     if page is None:
-        context = await site.call(board_of(site).context)
+        context = await site.call(board_of(site).context, int(number))
         page = site.cache.put(key, await site.call(site.renderer.page, "leaderboard.html", context))
     return send(request, page, max_age=30)
 
@@ -100,4 +108,11 @@ async def leaderboard_json(request: Request) -> Response:
     return response
 
 
-routes = [Route("/leaderboard", leaderboard_page), Route("/api/leaderboard.json", leaderboard_json)]
+async def leaderboard_spec(request: Request) -> Response:
+    """ARC's messages point at /leaderboard/spec ("Send a JSON object. See /leaderboard/spec."): ours leads to the
+    format on the leaderboard page, so the same words lead somewhere here too."""
+    return RedirectResponse("/leaderboard#submit", status_code=302)
+
+
+routes = [Route("/leaderboard", leaderboard_page), Route("/leaderboard/spec", leaderboard_spec),
+          Route("/api/leaderboard.json", leaderboard_json)]

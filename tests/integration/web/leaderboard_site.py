@@ -9,6 +9,7 @@ import uuid
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -30,20 +31,26 @@ ADMIN_URL = os.environ.get("CANITBUY_TEST_POSTGRES", "postgresql://postgres@127.
 
 
 def a_run(notes: str, outcomes: list[str] | None = None) -> dict[str, Any]:
+    """A valid run; runs with other notes differ by version too (ARC's fingerprint is agent and outcomes)."""
     outcomes = outcomes or OUTCOMES
+    started = datetime.now(UTC) - timedelta(hours=2)
     return {
         "spec": "arc-leaderboard-submission/v1",
         "test_set": "ARC-100 v1",
-        "agent": {"name": "Nordic Shopper", "version": "1.2", "builder": "Nordic Labs", "path": "browser",
+        "agent": {"name": "Nordic Shopper", "version": notes[:40], "builder": "Nordic Labs", "path": "browser",
                   "url": "https://agent.test/", "model": "shopper-7b"},
-        "run": {"stopped_before_payment": True, "started_at": "2026-11-20T10:00:00Z", "notes": notes},
+        "run": {"stopped_before_payment": True, "started_at": _iso(started), "notes": notes},
         "results": [
-            {"id": f"arc100-v1-{i + 1:03d}", "outcome": o, "at": "2026-11-20T10:05:00Z",
+            {"id": f"arc100-v1-{i + 1:03d}", "outcome": o, "at": _iso(started + timedelta(minutes=5)),
              "evidence_url": f"https://runs.agent.test/{i + 1}.png"}
             for i, o in enumerate(outcomes)
         ],
         "contact": CONTACT,
     }
+
+
+def _iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def body(data: dict[str, Any]) -> bytes:
@@ -52,7 +59,7 @@ def body(data: dict[str, Any]) -> bytes:
 
 def spec_example() -> dict[str, Any]:
     data = copy.deepcopy(a_run("example"))
-    data["agent"]["name"] = "Example Shopper"
+    data["agent"]["name"], data["agent"]["builder"] = "Example Shopper", "Example Labs"
     return data
 
 

@@ -66,7 +66,7 @@ def test_tools_call_answers_the_first_problem_as_an_error_result(client) -> None
     arguments["run"]["stopped_before_payment"] = False
     result = rpc(client, "tools/call", {"name": "submit_leaderboard_run", "arguments": arguments})["result"]
     assert result["isError"] is True and result["structuredContent"]["http_status"] == 400
-    assert "run.stopped_before_payment: must be true" in result["content"][0]["text"]
+    assert "run.stopped_before_payment must be true" in result["content"][0]["text"]
 
 
 def test_a_body_that_is_not_json_is_a_parse_error(client) -> None:
