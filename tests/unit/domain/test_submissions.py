@@ -198,9 +198,11 @@ def _receipt(station: str, jti: str, agent_keyid: str | None = KEY, minutes: int
                            kid="k", order={"station": station}, order_sha256="x", agent_keyid=agent_keyid)
 
 
-def _course_run_with_receipts(agent: str = "Nordic Shopper") -> Submission:
+def _course_run_with_receipts(agent: str = "Nordic Shopper", version: str | None = None) -> Submission:
     data = run_data(test_set=COURSE_TEST_SET)
     data["agent"]["name"] = agent
+    if version:  # ARC's fingerprint lowercases the name: another run of the same agent differs by its version
+        data["agent"]["version"] = version
     data["run"].update(started_at="2026-11-20T10:00:00Z", finished_at="2026-11-20T10:30:00Z")
     for result in data["results"]:
         if result["outcome"] in ("added_to_cart", "checkout_reached"):
@@ -262,7 +264,7 @@ def test_a_key_is_registered_once_to_one_agent_and_a_receipt_is_spent_once() -> 
         record.register_agent_key(keyid="short", agent="Other Shopper", evidence="directory", by="s")
     assert record.agent_keys() == [registration]
     first = record.submit_leaderboard_run(_course_run_with_receipts(), network_key="a").id
-    second = record.submit_leaderboard_run(_course_run_with_receipts("Nordic shopper"), network_key="b").id
+    second = record.submit_leaderboard_run(_course_run_with_receipts("Nordic shopper", "2.0"), network_key="b").id
     verified = judge_receipts(_course_run_with_receipts(), _checks(), KEYS, {})
     jtis = {f"s{i:02d}": f"j{i}" for i in range(1, 8)}
     record.record_receipt_verification(first, verified, jtis=jtis, by="s")
