@@ -8,6 +8,10 @@
   the first problem, so we do too, rather than 413).
 - 429 with the reason: 5 submissions a network a day, 200 a day overall (UTC days).
 
+Only `Content-Type: application/json` is taken (anything else is a 400): a browser sends that type to another
+site only after a CORS preflight we never grant, so no page elsewhere can make its visitors submit. A body nested
+too deep to parse is a 400 too, never a 500.
+
 The body is read from the stream up to 200 KB + 1 byte and no further. The sender's network (/24, /48) is kept
 only as a salted hash, to count its submissions.
 """
@@ -54,6 +58,8 @@ async def take(site: Site, body: bytes, address: str) -> Answer:
         submission = parse_submission(body)
     except SubmissionProblem as problem:
         return _problem(400, str(problem))
+    except RecursionError:  # the parser refuses JSON nested deeper than the interpreter's recursion limit
+        return _problem(400, "not JSON we can read: nested too deep")
     key = network_key(address, site.services["network_salt"])
     try:
         accepted = await site.call(site.runtime.record.submit_leaderboard_run, submission, network_key=key)
@@ -91,10 +97,17 @@ def client_address(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
+def is_json(request: Request) -> bool:
+    """Whether the body is declared as JSON (parameters such as charset aside)."""
+    return request.headers.get("content-type", "").partition(";")[0].strip().lower() == "application/json"
+
+
 async def submit(request: Request) -> Response:
     site: Site = request.app.state.site
     length = request.headers.get("content-length", "")
-    if length.isdigit() and int(length) > MAX_BYTES:
+    if not is_json(request):
+        answer = _problem(400, "Content-Type: must be application/json")
+    elif length.isdigit() and int(length) > MAX_BYTES:
         answer = _problem(400, f"the submission is {length} bytes; at most {MAX_BYTES} (200 KB)")
     else:
         answer = await take(site, await bounded_body(request), client_address(request))

@@ -56,6 +56,10 @@ def spec_example() -> dict[str, Any]:
     return data
 
 
+JSON = {"content-type": "application/json"}
+"""The service takes JSON sent as JSON only (issue 18, item 12)."""
+
+
 @contextmanager
 def leaderboard_site(settings: Settings) -> Iterator[TestClient]:
     settings = Settings(data_dir=settings.data_dir, database_url=settings.database_url,
@@ -64,13 +68,13 @@ def leaderboard_site(settings: Settings) -> Iterator[TestClient]:
     accounts.db.migrate()
     accounts.add(*STAFF, role="staff")
     accounts.add(*AUDITOR, role="auditor")
-    with TestClient(create_app(settings), base_url="https://testserver") as client:
+    with TestClient(create_app(settings), base_url="https://testserver", headers=JSON) as client:
         yield client
 
 
 def from_network(client: TestClient, address: str) -> TestClient:
     """Another client of the same running app, sending from `address` (its lifespan already ran)."""
-    return TestClient(client.app, base_url="https://testserver", client=(address, 40000))
+    return TestClient(client.app, base_url="https://testserver", client=(address, 40000), headers=JSON)
 
 
 def site_on_backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
