@@ -7,8 +7,8 @@ result: the same body as structured content and as text, `isError` true with the
 
 Only `Content-Type: application/json` is taken (else -32600 with HTTP 415), so no other site can make a visitor's
 browser call the tool. Protocol errors are JSON-RPC errors: -32700 not JSON (or nested too deep to read), -32600
-not a request (batches included), -32601 unknown method, -32602 bad params (unknown tool, arguments not an
-object). Notifications get 202 and no body.
+not a request (batches included), both with HTTP 400; -32601 unknown method, -32602 bad params (unknown tool,
+arguments not an object). Notifications get 202 and no body.
 """
 
 from __future__ import annotations
@@ -134,8 +134,8 @@ async def ask(request: Request) -> Response:
         return _error(RpcError(-32600, "invalid request: Content-Type must be application/json"), 415)
     try:
         message = _request(await bounded_body(request, MAX_REQUEST))
-    except RpcError as error:
-        return _error(error)
+    except RpcError as error:  # not a request we can read: MCP answers these with HTTP 400
+        return _error(error, 400)
     method, params, id_ = message["method"], message.get("params", {}), message.get("id")
     if "id" not in message:  # a notification (e.g. notifications/initialized): nothing to answer
         return Response(status_code=202)

@@ -1,7 +1,7 @@
 """Sign-in attempts, limited per account and per client address (sliding window, in this process's memory).
 
 An attempt is counted before its password is hashed, so a burst of simultaneous guesses meets the limit as a
-slow series would; a success takes the account's count back. A refused attempt stores nothing. Per account it
+slow series would; a success takes the account's count back, and its own attempt off the address's. A refused attempt stores nothing. Per account it
 stops guessing one password; per address it stops one client from trying many accounts. Counts live in memory
 (at most MAX_KEYS names; the oldest make room), so each site process limits on its own.
 """
@@ -73,9 +73,15 @@ class SignInLimiter:
         with self._lock:
             return self._wait(account, address)
 
-    def succeeded(self, account: str) -> None:
+    def succeeded(self, account: str, address: str) -> None:
+        """A right password: the account starts afresh, and the address is not charged for this attempt."""
         with self._lock:
             self._attempts.pop(("account", account), None)
+            times = self._attempts.get(("address", address))
+            if times:
+                times.pop()
+                if not times:
+                    del self._attempts[("address", address)]
 
     def _make_room(self) -> None:
         for key in list(self._attempts):

@@ -42,7 +42,7 @@ async def check_sign_in(
             account = await anyio.to_thread.run_sync(
                 desk.accounts.verify, email, str(form.get("password", "")), limiter=desk.turns.hashing)
             if account is not None:
-                desk.limiter.succeeded(email)
+                desk.limiter.succeeded(email, address)
     if wait:
         response = await show_form(request, f"Too many attempts. Try again in {wait // 60 + 1} minutes.", 429)
         response.headers["Retry-After"] = str(wait)
