@@ -61,8 +61,8 @@ class SignInLimiter:
             wait = self._wait(account, address)
             if wait:
                 return wait
-            if len(self._attempts) >= self._max_keys:
-                self._make_room()
+            if len(self._attempts) + 2 > self._max_keys:  # an attempt may add two names
+                self._make_room(2)
             now = self._clock()
             for key in (("account", account), ("address", address)):
                 self._attempts.setdefault(key, deque()).append(now)
@@ -83,10 +83,10 @@ class SignInLimiter:
                 if not times:
                     del self._attempts[("address", address)]
 
-    def _make_room(self) -> None:
+    def _make_room(self, names: int) -> None:
         for key in list(self._attempts):
             self._recent(key)
-        while len(self._attempts) >= self._max_keys:  # still full: forget the names seen longest ago
+        while self._attempts and len(self._attempts) + names > self._max_keys:  # forget the names seen longest ago
             del self._attempts[next(iter(self._attempts))]
 
 
