@@ -134,8 +134,8 @@ async def ask(request: Request) -> Response:
         return _error(RpcError(-32600, "invalid request: Content-Type must be application/json"), 415)
     try:
         message = _request(await bounded_body(request, MAX_REQUEST))
-    except RpcError as error:  # not a request we can read: MCP answers these with HTTP 400
-        return _error(error, 400)
+    except RpcError as error:  # not JSON or not a request: MCP answers these with HTTP 400
+        return _error(error, 400 if error.code in (-32700, -32600) else 200)
     method, params, id_ = message["method"], message.get("params", {}), message.get("id")
     if "id" not in message:  # a notification (e.g. notifications/initialized): nothing to answer
         return Response(status_code=202)
