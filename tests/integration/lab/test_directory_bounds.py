@@ -10,15 +10,37 @@ import socket
 import threading
 import time
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TypeVar
 
 import anyio
 import pytest
 
 from lab.botauth.directory import TIMEOUT_S, DirectoryError, KeyDirectory, public_address
 
+T = TypeVar("T")
+
 AGENT_UA = "CanItBuyAgent/1.0"
+
+
+def run(fn: Callable[..., Awaitable[T]], *args: object) -> T:
+    """anyio.run in a thread of its own: this session's sync Playwright may hold the main thread's event loop."""
+    answer: list[T] = []
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            answer.append(anyio.run(fn, *args))
+        except BaseException as error:  # noqa: BLE001 - handed back to the test's thread
+            failure.append(error)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return answer[0]
 
 
 def gated(response) -> bool:
@@ -51,7 +73,7 @@ def trickling_origin() -> Iterator[str]:
 def test_one_deadline_bounds_the_whole_fetch(trickling_origin: str) -> None:
     started = time.monotonic()
     with pytest.raises(DirectoryError):
-        anyio.run(KeyDirectory(trust_local=True).keys, trickling_origin)
+        run(KeyDirectory(trust_local=True).keys, trickling_origin)
     assert time.monotonic() - started < TIMEOUT_S + 1.5
 
 
@@ -82,7 +104,7 @@ def test_the_bytes_are_counted_as_sent_so_a_gzip_bomb_stays_small(gzip_bomb_orig
     tracemalloc.start()
     try:
         with pytest.raises(DirectoryError):
-            anyio.run(KeyDirectory(trust_local=True).keys, gzip_bomb_origin)
+            run(KeyDirectory(trust_local=True).keys, gzip_bomb_origin)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -159,12 +181,12 @@ EMBEDDED_PRIVATE = [
 @pytest.mark.parametrize("address", EMBEDDED_PRIVATE)
 def test_an_ipv6_form_of_a_private_address_is_refused(address: str) -> None:
     with pytest.raises(DirectoryError, match="private, loopback or link-local"):
-        anyio.run(public_address, address, 443)
+        run(public_address, address, 443)
 
 
 @pytest.mark.parametrize("address", ["64:ff9b::808:808", "2002:808:808::1", "2606:4700::1111"])
 def test_an_ipv6_form_of_a_public_address_still_passes(address: str) -> None:
-    assert anyio.run(public_address, address, 443) == address
+    assert run(public_address, address, 443) == address
 
 
 def _one_signature(agent: str, created: str | None = None) -> dict[str, str]:
@@ -194,4 +216,4 @@ def test_a_malformed_signature_field_meets_the_gate_not_an_error(client, kind: s
 @pytest.mark.parametrize("trust_local", [False, True])
 def test_a_malformed_origin_is_a_directory_error(origin: str, trust_local: bool) -> None:
     with pytest.raises(DirectoryError, match="not an origin"):
-        anyio.run(KeyDirectory(trust_local=trust_local).keys, origin)
+        run(KeyDirectory(trust_local=trust_local).keys, origin)
