@@ -1,9 +1,10 @@
 """Sign-in attempts, limited per account and per client address (sliding window, in this process's memory).
 
 An attempt is counted before its password is hashed, so a burst of simultaneous guesses meets the limit as a
-slow series would; a success takes the account's count back, and its own attempt off the address's. A refused attempt stores nothing. Per account it
-stops guessing one password; per address it stops one client from trying many accounts. Counts live in memory
-(at most MAX_KEYS names; the oldest make room), so each site process limits on its own.
+slow series would; a success takes the account's count back, and its own attempt off the address's. A refused
+attempt stores nothing. Per account it stops guessing one password; per address it stops one client from trying
+many accounts. Counts live in memory (at most MAX_KEYS names; the oldest make room), so each site process limits
+on its own.
 """
 
 from __future__ import annotations
