@@ -49,6 +49,18 @@ class FileBlobStore:
         except FileNotFoundError:
             raise KeyError(f"no blob {digest}") from None
 
+    def file(self, digest: str) -> Path:
+        """Where the blob lies, for serving it from disk in pieces (a video) rather than reading it whole."""
+        path = self._path(digest)
+        if not path.is_file():
+            raise KeyError(f"no blob {digest}")
+        return path
+
+    def head(self, digest: str, size: int) -> bytes:
+        """The first `size` bytes of the blob (enough to tell its type)."""
+        with self.file(digest).open("rb") as handle:
+            return handle.read(size)
+
     def has(self, digest: str) -> bool:
         try:
             return self._path(digest).exists()

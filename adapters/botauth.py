@@ -24,6 +24,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from adapters.private_files import private_dir
+
 DIRECTORY_PATH = "/.well-known/http-message-signatures-directory"
 DIRECTORY_TYPE = "application/http-message-signatures-directory+json"
 KEY_FILE = "agent-signing-key"
@@ -72,7 +74,7 @@ def load_or_create_key(seed: str | None, data_dir: Path) -> Ed25519PrivateKey:
         return Ed25519PrivateKey.from_private_bytes(_unb64url(path.read_text().strip()))
     key = Ed25519PrivateKey.generate()
     raw = key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
-    data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(data_dir)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as handle:
         handle.write(b64url(raw))

@@ -13,6 +13,7 @@ from eventsourcing.postgres import PostgresApplicationRecorder
 from psycopg import sql
 from psycopg.rows import tuple_row
 
+from adapters.private_files import private_file
 from adapters.settings import Settings
 from domain.record import Clock, Notification, Record, utc_now
 
@@ -26,10 +27,10 @@ class StoreConfigError(ValueError):
 def record_env(settings: Settings) -> dict[str, str]:
     if settings.database_url:
         return postgres_env(settings.database_url)
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    database = private_file(Path(settings.data_dir) / "canitbuy.sqlite3")  # made 0600 before SQLite opens it
     return {
         "PERSISTENCE_MODULE": "eventsourcing.sqlite",
-        "SQLITE_DBNAME": str(Path(settings.data_dir) / "canitbuy.sqlite3"),
+        "SQLITE_DBNAME": str(database),
         "SQLITE_LOCK_TIMEOUT": "30",
     }
 

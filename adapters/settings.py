@@ -6,6 +6,7 @@ Secrets (model keys, signing keys) are read here and never written to events or 
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -13,6 +14,8 @@ from pathlib import Path
 import msgspec
 
 DEFAULT_MODEL_BASE_URL = "https://ai-gateway.vercel.sh/v1"
+MIN_SECRET_BYTES = 32
+"""A shorter site secret could be guessed offline from one signed cookie: refused at start."""
 
 
 class SettingsError(ValueError):
@@ -43,7 +46,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     concurrency: int = 4
     """How many runs the in-process pool executes at once (CANITBUY_CONCURRENCY)."""
     site_secret: str | None = None
-    """Secret for staff session cookies and CSRF tokens (CANITBUY_SITE_SECRET)."""
+    """Secret for staff session cookies and CSRF tokens (CANITBUY_SITE_SECRET), at least 32 bytes."""
+    trusted_proxies: tuple[str, ...] = ()
+    """Addresses or networks of the TLS proxies in front of the site (CANITBUY_TRUSTED_PROXIES, comma-separated):
+    only a request from one of them has its X-Forwarded-For (the client) and X-Forwarded-Proto (https) believed."""
     public_url: str | None = None
     """The site's public https base, e.g. https://canitbuy.com (CANITBUY_PUBLIC_URL): evidence addresses in
     ARC exports are made under it; unset leaves them out."""
@@ -84,6 +90,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             raise SettingsError(f"CANITBUY_CONCURRENCY must be a whole number, not {concurrency_text!r}") from None
         if not 1 <= concurrency <= 64:
             raise SettingsError("CANITBUY_CONCURRENCY must be between 1 and 64")
+        site_secret = text("CANITBUY_SITE_SECRET")
+        if site_secret is not None and len(site_secret.encode()) < MIN_SECRET_BYTES:
+            raise SettingsError(f"CANITBUY_SITE_SECRET must be at least {MIN_SECRET_BYTES} bytes long")
         return cls(
             data_dir=Path(text("CANITBUY_DATA_DIR") or "var"),
             database_url=database_url,
@@ -96,9 +105,21 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             agent_signing_key=text("CANITBUY_AGENT_SIGNING_KEY"),
             chromium_path=text("CANITBUY_CHROMIUM"),
             concurrency=concurrency,
-            site_secret=text("CANITBUY_SITE_SECRET"),
+            site_secret=site_secret,
+            trusted_proxies=proxy_networks(text("CANITBUY_TRUSTED_PROXIES") or ""),
             public_url=text("CANITBUY_PUBLIC_URL"),
         )
+
+
+def proxy_networks(text: str) -> tuple[str, ...]:
+    """The comma-separated addresses or networks, each checked and written as a network."""
+    networks = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        try:
+            networks.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError:
+            raise SettingsError(f"CANITBUY_TRUSTED_PROXIES: {item!r} is not an address or a network") from None
+    return tuple(networks)
 
 
 def _without_password(url: str) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 import psycopg
 
+from adapters.private_files import private_file
 from adapters.settings import Settings
 
 Row = tuple[Any, ...]
@@ -78,7 +79,7 @@ class SqlDb:
             with psycopg.connect(self._url) as conn, conn.cursor() as cursor:
                 yield Tx(cursor, postgres=True)
             return
-        self._path.parent.mkdir(parents=True, exist_ok=True)
+        private_file(self._path)  # password hashes live here: made 0600 before SQLite opens it
         lite = sqlite3.connect(self._path, timeout=30, isolation_level=None)
         try:
             lite.execute("PRAGMA journal_mode=WAL")

@@ -24,6 +24,7 @@ from adapters.botauth import DIRECTORY_PATH, DIRECTORY_TYPE, directory_document,
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
 from web import api, errors, mcp, org, submissions
+from web.proxy import ForwardedClient
 from web.public import course_pages, front, leaderboard, live, manual_tests, results, runs
 from web.rendering import Page, Renderer, make_environment, send
 from web.site import Site
@@ -40,6 +41,9 @@ SECURITY_HEADERS = [
     (b"referrer-policy", b"same-origin"),
     (b"x-frame-options", b"DENY"),
 ]
+HSTS = (b"strict-transport-security", b"max-age=31536000; includeSubDomains")
+"""Only on https (as the trusted proxy says, web/proxy.py): browsers ignore it over http, and a year of it
+on a plain-http test server would only mislead."""
 
 
 class SecurityHeaders:
@@ -56,6 +60,8 @@ class SecurityHeaders:
         async def with_headers(message: dict) -> None:  # type: ignore[type-arg]
             if message["type"] == "http.response.start":
                 message["headers"] = list(message.get("headers", [])) + SECURITY_HEADERS
+                if scope.get("scheme") == "https":
+                    message["headers"].append(HSTS)
             await send(message)
 
         await self.app(scope, receive, with_headers)
@@ -108,5 +114,6 @@ def create_app(settings: Settings) -> Starlette:
     ]
     return Starlette(
         routes=routes, lifespan=lifespan, exception_handlers=errors.handlers,  # type: ignore[arg-type]
-        middleware=[Middleware(SecurityHeaders)],
+        # The proxy's word on the client and the scheme first, so the headers and the limits see them.
+        middleware=[Middleware(ForwardedClient, trusted=settings.trusted_proxies), Middleware(SecurityHeaders)],
     )

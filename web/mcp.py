@@ -5,8 +5,10 @@ submission schema, widened to our course's test set and ids and to lab receipts)
 the submission object as its arguments and answers as `POST /api/leaderboard/submit` does, inside the tool
 result: the same body as structured content and as text, `isError` true with the problem (400 or 429).
 
-Protocol errors are JSON-RPC errors: -32700 not JSON, -32600 not a request (batches included), -32601 unknown
-method, -32602 bad params (unknown tool, arguments not an object). Notifications get 202 and no body.
+Only `Content-Type: application/json` is taken (else -32600 with HTTP 415), so no other site can make a visitor's
+browser call the tool. Protocol errors are JSON-RPC errors: -32700 not JSON (or nested too deep to read), -32600
+not a request (batches included), both with HTTP 400; -32601 unknown method, -32602 bad params (unknown tool,
+arguments not an object). Notifications get 202 and no body.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from starlette.routing import Route
 
 from domain.arc import COURSE_TEST_SET, MAX_BYTES
 from web.site import Site
-from web.submissions import bounded_body, client_address, flooded, take
+from web.submissions import bounded_body, client_address, flooded, is_json, take
 
 PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")
 TOOL = "submit_leaderboard_run"
@@ -69,14 +71,15 @@ def _reply(id_: Any, result: Any) -> Response:
     return _json({"jsonrpc": "2.0", "id": id_, "result": result})
 
 
-def _error(error: RpcError) -> Response:
-    return _json({"jsonrpc": "2.0", "id": error.id, "error": {"code": error.code, "message": error.message}})
+def _error(error: RpcError, status: int = 200) -> Response:
+    return _json({"jsonrpc": "2.0", "id": error.id, "error": {"code": error.code, "message": error.message}}, status)
 
 
-def _json(body: dict[str, Any]) -> Response:
+def _json(body: dict[str, Any], status: int = 200) -> Response:
     data = msgspec.json.encode(body)
     etag = '"' + hashlib.sha256(data).hexdigest()[:32] + '"'
-    return Response(data, media_type="application/json", headers={"Cache-Control": "no-store", "ETag": etag})
+    return Response(data, status_code=status, media_type="application/json",
+                    headers={"Cache-Control": "no-store", "ETag": etag})
 
 
 def _request(raw: bytes) -> dict[str, Any]:
@@ -86,6 +89,8 @@ def _request(raw: bytes) -> dict[str, Any]:
         message = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         raise RpcError(-32700, "parse error: the body is not JSON") from None
+    except RecursionError:
+        raise RpcError(-32700, "parse error: the JSON is nested too deep") from None
     if isinstance(message, list):
         raise RpcError(-32600, "invalid request: batches are not supported; send one request")
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
@@ -125,12 +130,14 @@ def _initialize(params: dict[str, Any]) -> dict[str, Any]:
 
 async def ask(request: Request) -> Response:
     site: Site = request.app.state.site
+    if not is_json(request):
+        return _error(RpcError(-32600, "invalid request: Content-Type must be application/json"), 415)
     if (refused := await flooded(site, request)) is not None:  # before the body is read
         return refused
     try:
         message = _request(await bounded_body(request, MAX_REQUEST))
-    except RpcError as error:
-        return _error(error)
+    except RpcError as error:  # not JSON or not a request: MCP answers these with HTTP 400
+        return _error(error, 400 if error.code in (-32700, -32600) else 200)
     method, params, id_ = message["method"], message.get("params", {}), message.get("id")
     if "id" not in message:  # a notification (e.g. notifications/initialized): nothing to answer
         return Response(status_code=202)

@@ -23,8 +23,8 @@ from web.public.recording import NotPublic, Recording, load_recording, parse_run
 from web.public.runs import render_recording
 from web.site import Site
 from web.staff.accounts import DESK_ROLES
-from web.staff.guard import desk_of, render
-from web.staff.session import LIFETIME, Session
+from web.staff.guard import account_of, end_session, open_session, render
+from web.staff.session import LIFETIME, MEMBERS, Session
 from web.staff.sign_in import check_sign_in
 
 COOKIE = "cib_org"
@@ -44,13 +44,10 @@ class Viewer:
 async def viewer_of(request: Request) -> Viewer | None:
     """The signed-in viewer: a member still in its organisation (a removed member sees nothing), or staff."""
     site: Site = request.app.state.site
-    desk = desk_of(request)
-    session = desk.codec.read(request.cookies.get(COOKIE))
-    if session is None:
+    found = await account_of(request, COOKIE, MEMBERS)
+    if found is None:
         return None
-    account = await site.call(desk.accounts.get, session.email)
-    if account is None or account.role != session.role or account.fingerprint != session.fingerprint:
-        return None
+    session, account = found
     if account.role in DESK_ROLES:
         return Viewer(session, None)
     if account.role != "member" or not account.org:
@@ -83,8 +80,7 @@ async def sign_in(request: Request) -> Response:
     if isinstance(checked, Response):
         return checked
     account, form = checked
-    desk = desk_of(request)
-    value, _ = desk.codec.issue(account.email, account.role, account.fingerprint)
+    value = await open_session(request, account, MEMBERS)
     response = RedirectResponse("/org", status_code=303)
     response.set_cookie(COOKIE, value, max_age=LIFETIME, path="/org", secure=True, httponly=True, samesite="strict")
     response.delete_cookie(SIGN_IN_COOKIE, path="/org")
@@ -96,6 +92,8 @@ async def sign_out(request: Request) -> Response:
     form = await request.form(max_fields=5, max_part_size=1024)
     if viewer is not None and not hmac.compare_digest(viewer.session.csrf.encode(), str(form.get("csrf", "")).encode()):
         raise Forbidden("The form's security token is missing or wrong.")
+    if viewer is not None:
+        await end_session(request, viewer.session)  # a copy of the cookie stops working too
     response = RedirectResponse("/org/sign-in", status_code=303)
     response.delete_cookie(COOKIE, path="/org", secure=True, httponly=True, samesite="strict")
     return response

@@ -9,6 +9,10 @@
 - 429 with the reason and Retry-After: 5 submissions a network a day, 200 a day overall (UTC days), or a flood of
   requests from one network (`web.submission_caps`, checked before the body is read).
 
+Only `Content-Type: application/json` is taken (anything else is a 400): a browser sends that type to another
+site only after a CORS preflight we never grant, so no page elsewhere can make its visitors submit. A body nested
+too deep to parse is a 400 too, never a 500.
+
 The body is read from the stream up to 200 KB + 1 byte and no further. The sender's network (/24, /48) is kept
 only as a salted hash, to count its submissions.
 """
@@ -80,6 +84,8 @@ async def take(site: Site, body: bytes, address: str) -> Answer:
         return _problem(413, str(problem))
     except SubmissionProblem as problem:
         return _problem(400, str(problem))
+    except RecursionError:  # the parser refuses JSON nested deeper than the interpreter's recursion limit
+        return _problem(400, "not JSON we can read: nested too deep")
     key = network_key(address, site.services["network_salt"])
     try:
         accepted = await site.call(site.runtime.record.submit_leaderboard_run, submission, network_key=key)
@@ -122,12 +128,19 @@ def client_address(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
+def is_json(request: Request) -> bool:
+    """Whether the body is declared as JSON (parameters such as charset aside)."""
+    return request.headers.get("content-type", "").partition(";")[0].strip().lower() == "application/json"
+
+
 async def submit(request: Request) -> Response:
     site: Site = request.app.state.site
     if (refused := await flooded(site, request)) is not None:
         return refused
     length = request.headers.get("content-length", "")
-    if length.isdigit() and int(length) > MAX_BYTES:
+    if not is_json(request):
+        answer = _problem(400, "Send the submission as Content-Type: application/json.")
+    elif length.isdigit() and int(length) > MAX_BYTES:
         answer = _problem(413, f"The submission is larger than 200 KB ({MAX_BYTES} bytes).")
     else:
         answer = await take(site, await bounded_body(request), client_address(request))

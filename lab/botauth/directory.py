@@ -1,11 +1,13 @@
 """Fetching an agent's key directory (`/.well-known/http-message-signatures-directory`), carefully.
 
 The lab fetches whatever origin a request names, so the fetch is bounded: https only (plain http only to
-loopback, and only when the lab is started with --trust-local-directories), no redirects, a short timeout,
-at most 64 KB, and a cache so a busy agent costs one fetch every few minutes. Without the trust flag an https
-host must resolve to public addresses only (no private, loopback, link-local or reserved network), and the
-fetch connects to the address that was checked (TLS still verifies the name), so a second DNS answer cannot
-point it elsewhere.
+loopback, and only when the lab is started with --trust-local-directories), no redirects, one deadline for the
+whole fetch (name lookup, connection and every byte: a server that trickles cannot hold it longer), at most
+64 KB as sent (no compressed bodies: a small gzip body can grow a thousandfold), and a cache so a busy agent
+costs one fetch every few minutes. Without the trust flag an https host must resolve to public addresses only
+(no private, loopback, link-local, site-local or reserved network, nor an IPv6 form that embeds such an IPv4
+address: IPv4-compatible, NAT64, 6to4), and the fetch connects to the address that was checked (TLS still
+verifies the name), so a second DNS answer cannot point it elsewhere.
 """
 
 from __future__ import annotations
@@ -54,7 +56,11 @@ def _is_loopback(host: str) -> bool:
 
 
 def directory_url(agent: str, trust_local: bool) -> str:
-    parts = urlsplit(agent)
+    try:
+        parts = urlsplit(agent)
+        parts.port  # noqa: B018 - a port that is not a number from 0 to 65535 raises here
+    except ValueError as error:  # "https://[::1", "https://host:abc", "https://host:99999"
+        raise DirectoryError(f"Signature-Agent is not an origin: {error}") from None
     host = (parts.hostname or "").lower()
     if not host or parts.username or parts.password:
         raise DirectoryError("Signature-Agent is not an origin")
@@ -64,19 +70,36 @@ def directory_url(agent: str, trust_local: bool) -> str:
     return f"{parts.scheme}://{parts.netloc}{WELL_KNOWN}"
 
 
+_SITE_LOCAL = ipaddress.ip_network("fec0::/10")
+_LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")
+_EMBEDDING_V4 = (ipaddress.ip_network("::/96"), ipaddress.ip_network("64:ff9b::/96"))
+"""IPv4-compatible addresses and well-known NAT64: the last 32 bits are an IPv4 address reached through them."""
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if any(ip in network for network in _EMBEDDING_V4):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
 def _is_public(address: str) -> bool:
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip in _SITE_LOCAL or ip in _LOCAL_NAT64:
+            return False
+        ip = _embedded_ipv4(ip) or ip
     return ip.is_global and not ip.is_multicast
 
 
 async def public_address(host: str, port: int) -> str:
     """One address of `host`, after checking that every address it resolves to is on a public network."""
     try:
-        with anyio.fail_after(TIMEOUT_S):
-            answers = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (OSError, TimeoutError) as error:
+        answers = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as error:
         raise DirectoryError(f"directory host does not resolve: {error}") from error
     addresses = [str(answer[4][0]) for answer in answers]
     if not addresses or not all(_is_public(address) for address in addresses):
@@ -110,14 +133,22 @@ class KeyDirectory:
                 raise DirectoryError("directory failed recently")
             return cached[1]
         try:
-            keys = _keys(await self._fetch(url))
+            with anyio.fail_after(TIMEOUT_S):  # one deadline for the lookup, the connection and every byte
+                document = await self._fetch(url)
+            keys = _keys(document)
+        except TimeoutError:
+            self._failed(url)
+            raise DirectoryError(f"directory took longer than {TIMEOUT_S:g} s") from None
         except (DirectoryError, httpx.HTTPError) as error:
-            self._cache[url] = (time.monotonic() + FAILURE_TTL_S, None)
-            if len(self._cache) > MAX_CACHED:
-                self._cache.pop(next(iter(self._cache)))
+            self._failed(url)
             raise DirectoryError(str(error)) from error
         self._remember(url, keys)
         return keys
+
+    def _failed(self, url: str) -> None:
+        self._cache[url] = (time.monotonic() + FAILURE_TTL_S, None)
+        if len(self._cache) > MAX_CACHED:
+            self._cache.pop(next(iter(self._cache)))
 
     def _remember(self, url: str, keys: dict[str, Ed25519PublicKey]) -> None:
         if len(self._cache) >= MAX_CACHED:  # any origin may be named: the cache must not grow without end
@@ -128,7 +159,7 @@ class KeyDirectory:
         self._cache[url] = (time.monotonic() + TTL_S, keys)
 
     async def _fetch(self, url: str) -> bytes:
-        headers: dict[str, str] = {"Accept": "application/json"}
+        headers: dict[str, str] = {"Accept": "application/json", "Accept-Encoding": "identity"}
         extensions: dict[str, str] = {}
         parts = urlsplit(url)
         if parts.scheme == "https" and not self.trust_local:
@@ -149,8 +180,10 @@ class KeyDirectory:
     async def _body(self, response: httpx.Response) -> bytes:
         if response.status_code != 200:
             raise DirectoryError(f"directory answered {response.status_code}")
+        if response.headers.get("content-encoding", "identity").strip().lower() != "identity":
+            raise DirectoryError("directory is compressed; we asked for it as is")
         body = b""
-        async for chunk in response.aiter_bytes():
+        async for chunk in response.aiter_raw():  # the bytes as sent, counted before anything could grow them
             body += chunk
             if len(body) > MAX_BYTES:
                 raise DirectoryError("directory is larger than 64 KB")

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 _KEY = re.compile(r"[a-z*][a-z0-9_.*-]*")
 _TOKEN_OR_NUMBER = re.compile(r"-?[0-9]+|[A-Za-z*][A-Za-z0-9:/!#$%&'*+.^_`|~-]*")
+MAX_DIGITS = 15
+"""RFC 8941: an integer has at most 15 digits (a longer one would also cost time to read)."""
 
 
 class FieldError(ValueError):
@@ -89,7 +91,10 @@ def _params(text: str) -> tuple[dict[str, object], str]:
                 if not bare:
                     raise FieldError("bad parameter value")
                 raw, text = bare.group(), text[bare.end() :]
-                value = int(raw) if raw.lstrip("-").isdigit() else raw
+                digits = raw.lstrip("-")
+                if digits.isdigit() and len(digits) > MAX_DIGITS:
+                    raise FieldError(f"an integer has at most {MAX_DIGITS} digits")
+                value = int(raw) if digits.isdigit() else raw
         params[key] = value
     return params, text
 

@@ -3,7 +3,9 @@
 A request passes when one of its signatures is tagged "web-bot-auth", covers at least `@authority` and
 `signature-agent` (other components too, as RFC 9421 allows: the derived ones below and plain header fields),
 is inside its created/expires window (at most 300 s long, 30 s clock skew), has not been seen before if it
-carries a nonce, and verifies under the key of its keyid in the directory that Signature-Agent names.
+carries a nonce, and verifies under the key of its keyid in the directory that Signature-Agent names. A request
+carries at most MAX_SIGNATURES signatures naming at most MAX_ORIGINS directories; a malformed field is a
+rejected signature, never an error.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ REQUIRED = {"@authority", "signature-agent"}
 MAX_COMPONENTS = 16
 DERIVED = ("@method", "@authority", "@scheme", "@path", "@query", "@request-target", "@target-uri")
 """The derived components a signature may cover; any other (e.g. @status, @query-param) is refused."""
+MAX_SIGNATURES = 4
+"""Signature labels looked at in one request: more is refused whole, never tried one by one."""
+MAX_ORIGINS = 2
+"""Key directories one request may make the lab fetch: each is a request the lab sends on its behalf."""
 
 
 class SignatureRejected(Exception):
@@ -154,15 +160,18 @@ class Verifier:
             signatures = fields.split_members(request.headers.get("signature", ""))
         except fields.FieldError as error:
             raise SignatureRejected(str(error)) from error
-        reasons = []
+        if len(inputs) > MAX_SIGNATURES:
+            raise SignatureRejected(f"{len(inputs)} signatures; at most {MAX_SIGNATURES} are looked at")
+        reasons, origins = [], set[str]()
         for label, raw in inputs.items():
             try:
-                return await self._verify_one(request, label, raw, signatures.get(label))
-            except (SignatureRejected, fields.FieldError, DirectoryError) as error:
+                return await self._verify_one(request, label, raw, signatures.get(label), origins)
+            except (SignatureRejected, DirectoryError, ValueError) as error:  # FieldError is a ValueError
                 reasons.append(f"{label}: {error}")
         raise SignatureRejected("; ".join(reasons) or "no signature")
 
-    async def _verify_one(self, request: SignedRequest, label: str, raw: str, signature: str | None) -> str:
+    async def _verify_one(self, request: SignedRequest, label: str, raw: str, signature: str | None,
+                          origins: set[str]) -> str:
         spec = fields.parse_inner_list(raw)
         expires, keyid = _check_params(spec.params, [name for name, _ in spec.items])
         agent_header = request.headers.get("signature-agent")
@@ -183,6 +192,9 @@ class Verifier:
             )
             lines.append(f"{component}: {value}")
         lines.append(f'"@signature-params": {raw}')
+        origins.add(agent)
+        if len(origins) > MAX_ORIGINS:
+            raise SignatureRejected(f"signatures name more than {MAX_ORIGINS} key directories")
         key = (await self.directory.keys(agent)).get(keyid)
         if key is None:
             raise SignatureRejected("keyid is not in the agent's directory")

@@ -13,8 +13,6 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve the site over HTTP (put TLS in front of it in production)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port to bind (default 8000)")
-    serve.add_argument("--proxy-headers", action="store_true",
-                       help="trust X-Forwarded-For from the proxy in front (for rate limits per client address)")
     serve.set_defaults(handler=serve_site)
     return web
 
@@ -25,13 +23,18 @@ def serve_site(args: argparse.Namespace) -> int:
     from adapters.settings import Settings, SettingsError
     from ops.cli import CommandError
     from web.app import create_app
+    from web.staff.session import SecretError, load_or_create_secret
 
     try:
         settings = Settings.from_env()
     except SettingsError as error:
         raise CommandError(str(error)) from None
+    try:  # a short or empty secret stops the start here, in one line, rather than in the app's lifespan
+        load_or_create_secret(settings.site_secret, settings.data_dir)
+    except SecretError as error:
+        raise CommandError(str(error)) from None
     print(f"canitbuy web: http://{args.host}:{args.port}/ (staff desk at /staff/)")
     # One process: the site keeps its read models caught up from a single loop (see web/data.py).
     uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info",
-                proxy_headers=args.proxy_headers, server_header=False)
+                proxy_headers=False, server_header=False)  # the app reads the proxy's headers (web/proxy.py)
     return 0

@@ -18,8 +18,8 @@ from web.errors import Forbidden
 from web.public.results import data_of
 from web.site import Site
 from web.staff import corrections_desk, leaderboard_desk, manual, operations, organisations_desk
-from web.staff.guard import desk_of, render, session_of, staff_page
-from web.staff.session import COOKIE, Session, cookie_header
+from web.staff.guard import end_session, open_session, render, session_of, staff_page
+from web.staff.session import COOKIE, STAFF, Session, cookie_header
 from web.staff.sign_in import check_sign_in
 
 SIGN_IN_COOKIE = "cib_sign_in"
@@ -47,8 +47,7 @@ async def sign_in(request: Request) -> Response:
     if isinstance(checked, Response):
         return checked
     account, form = checked
-    desk = desk_of(request)
-    value, _ = desk.codec.issue(account.email, account.role, account.fingerprint)
+    value = await open_session(request, account, STAFF)
     response = RedirectResponse(_safe_next(str(form.get("next", ""))), status_code=303)
     response.set_cookie(**cookie_header(value))  # type: ignore[arg-type]
     response.delete_cookie(SIGN_IN_COOKIE, path="/staff")
@@ -60,6 +59,8 @@ async def sign_out(request: Request) -> Response:
     form = await request.form(max_fields=5, max_part_size=1024)
     if session is not None and not hmac.compare_digest(session.csrf.encode(), str(form.get("csrf", "")).encode()):
         raise Forbidden("The form's security token is missing or wrong.")
+    if session is not None:
+        await end_session(request, session)  # a copy of the cookie stops working too
     response = RedirectResponse("/staff/sign-in", status_code=303)
     response.delete_cookie(COOKIE, path="/staff", secure=True, httponly=True, samesite="strict")
     return response

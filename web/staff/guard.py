@@ -16,9 +16,17 @@ from starlette.responses import RedirectResponse, Response
 from adapters.sqldb import SqlDb
 from web.errors import Forbidden
 from web.site import Site
-from web.staff.accounts import DESK_ROLES, StaffAccounts
-from web.staff.ratelimit import SignInLimiter
-from web.staff.session import COOKIE, Session, SessionCodec, csrf_ok, load_or_create_secret
+from web.staff.accounts import DESK_ROLES, Account, StaffAccounts
+from web.staff.ratelimit import SignInLimiter, SignInTurns
+from web.staff.session import (
+    COOKIE,
+    STAFF,
+    Session,
+    SessionCodec,
+    SessionStore,
+    csrf_ok,
+    load_or_create_secret,
+)
 
 MAX_FORM_BYTES = 64 * 1024
 """Forms without a file; the manual-test upload sets its own limit."""
@@ -29,29 +37,56 @@ class Desk:
     accounts: StaffAccounts
     codec: SessionCodec
     limiter: SignInLimiter
+    turns: SignInTurns
+    sessions: SessionStore
 
 
 async def start_staff(site: Site) -> None:
     db = SqlDb(site.settings)
     await site.call(db.migrate)
     secret = await site.call(load_or_create_secret, site.settings.site_secret, site.settings.data_dir)
-    site.services["desk"] = Desk(StaffAccounts(db), SessionCodec(secret), SignInLimiter())
+    site.services["desk"] = Desk(StaffAccounts(db), SessionCodec(secret), SignInLimiter(), SignInTurns(),
+                                 SessionStore(db))
 
 
 def desk_of(request: Request) -> Desk:
     return request.app.state.site.services["desk"]  # type: ignore[no-any-return]
 
 
-async def session_of(request: Request) -> Session | None:
-    desk = desk_of(request)
-    session = desk.codec.read(request.cookies.get(COOKIE))
+async def open_session(request: Request, account: Account, audience: str) -> str:
+    """A new session for the account, stored so that signing out can end it; the cookie's value."""
+    desk, site = desk_of(request), request.app.state.site
+    value, session = desk.codec.issue(account.email, account.role, account.fingerprint, audience)
+    await site.call(desk.sessions.open, session)
+    return value
+
+
+async def end_session(request: Request, session: Session) -> None:
+    await request.app.state.site.call(desk_of(request).sessions.end, session)
+
+
+async def account_of(request: Request, cookie: str, audience: str) -> tuple[Session, Account] | None:
+    """The session in the cookie and its account, when the session is still open and the account unchanged."""
+    desk, site = desk_of(request), request.app.state.site
+    session = desk.codec.read(request.cookies.get(cookie), audience)
     if session is None:
         return None
-    site: Site = request.app.state.site
-    account = await site.call(desk.accounts.get, session.email)
+    account = await site.call(_open_account, desk, session)
     # A removed account, a new role or a new password ends the session.
     if account is None or account.role != session.role or account.fingerprint != session.fingerprint:
         return None
+    return session, account
+
+
+def _open_account(desk: Desk, session: Session) -> Account | None:
+    return desk.accounts.get(session.email) if desk.sessions.is_open(session) else None
+
+
+async def session_of(request: Request) -> Session | None:
+    found = await account_of(request, COOKIE, STAFF)
+    if found is None:
+        return None
+    session, account = found
     if account.role not in DESK_ROLES:  # an organisation's member never reads the desk (it shows every org)
         return None
     return session

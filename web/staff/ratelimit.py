@@ -1,51 +1,114 @@
 """Sign-in attempts, limited per account and per client address (sliding window, in this process's memory).
 
-Failures count; a success clears the account's count. Per account it stops guessing one password; per address it
-stops one client from trying many accounts. Counts live in memory, so each site process limits on its own.
+An attempt is counted before its password is hashed, so a burst of simultaneous guesses meets the limit as a
+slow series would; a success takes the account's count back, and its own attempt off the address's. A refused
+attempt stores nothing. Per account it stops guessing one password; per address it stops one client from trying
+many accounts. Counts live in memory (at most MAX_KEYS names; the oldest make room), so each site process limits
+on its own.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections import defaultdict, deque
-from collections.abc import Callable
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+import anyio
 
 WINDOW = 15 * 60
 PER_ACCOUNT = 5
 PER_ADDRESS = 20
+MAX_KEYS = 10_000
+"""Names (accounts and addresses) remembered at most: guesses at random e-mails must not grow memory."""
+HASHES_AT_ONCE = 2
+"""Passwords hashed at once in one process: argon2id takes 64 MiB for each."""
 
 
 class SignInLimiter:
     def __init__(self, clock: Callable[[], float] = time.monotonic, window: float = WINDOW,
-                 per_account: int = PER_ACCOUNT, per_address: int = PER_ADDRESS) -> None:
-        self._clock, self._window = clock, window
+                 per_account: int = PER_ACCOUNT, per_address: int = PER_ADDRESS, max_keys: int = MAX_KEYS) -> None:
+        self._clock, self._window, self._max_keys = clock, window, max_keys
         self._limits = {"account": per_account, "address": per_address}
-        self._failures: dict[tuple[str, str], deque[float]] = defaultdict(deque)
+        self._attempts: dict[tuple[str, str], deque[float]] = {}
         self._lock = threading.Lock()
 
-    def _recent(self, key: tuple[str, str]) -> deque[float]:
-        times, edge = self._failures[key], self._clock() - self._window
+    def __len__(self) -> int:
+        """How many names (accounts and addresses) the limiter holds now."""
+        return len(self._attempts)
+
+    def _recent(self, key: tuple[str, str]) -> int:
+        times = self._attempts.get(key)
+        if times is None:
+            return 0
+        edge = self._clock() - self._window
         while times and times[0] < edge:
             times.popleft()
-        return times
+        if not times:
+            del self._attempts[key]
+            return 0
+        return len(times)
+
+    def _wait(self, account: str, address: str) -> int:
+        waits = [self._attempts[(kind, name)][0] + self._window - self._clock()
+                 for kind, name in (("account", account), ("address", address))
+                 if self._recent((kind, name)) >= self._limits[kind]]
+        return max(1, int(max(waits)) + 1) if waits else 0
+
+    def attempt(self, account: str, address: str) -> int:
+        """Count an attempt and return 0 when it may go on; else the seconds to wait (and nothing is counted)."""
+        with self._lock:
+            wait = self._wait(account, address)
+            if wait:
+                return wait
+            if len(self._attempts) + 2 > self._max_keys:  # an attempt may add two names
+                self._make_room(2)
+            now = self._clock()
+            for key in (("account", account), ("address", address)):
+                self._attempts.setdefault(key, deque()).append(now)
+            return 0
 
     def retry_after(self, account: str, address: str) -> int:
-        """Seconds to wait before another attempt is allowed; 0 when it is allowed now."""
+        """Seconds to wait before another attempt is allowed; 0 when it is allowed now (nothing is counted)."""
         with self._lock:
-            waits = []
-            for kind, name in (("account", account), ("address", address)):
-                times = self._recent((kind, name))
-                if len(times) >= self._limits[kind]:
-                    waits.append(times[0] + self._window - self._clock())
-            return max(1, int(max(waits)) + 1) if waits else 0
+            return self._wait(account, address)
 
-    def failed(self, account: str, address: str) -> None:
+    def succeeded(self, account: str, address: str) -> None:
+        """A right password: the account starts afresh, and the address is not charged for this attempt."""
         with self._lock:
-            now = self._clock()
-            self._failures[("account", account)].append(now)
-            self._failures[("address", address)].append(now)
+            self._attempts.pop(("account", account), None)
+            times = self._attempts.get(("address", address))
+            if times:
+                times.pop()
+                if not times:
+                    del self._attempts[("address", address)]
 
-    def succeeded(self, account: str) -> None:
-        with self._lock:
-            self._failures.pop(("account", account), None)
+    def _make_room(self, names: int) -> None:
+        for key in list(self._attempts):
+            self._recent(key)
+        while self._attempts and len(self._attempts) + names > self._max_keys:  # forget the names seen longest ago
+            del self._attempts[next(iter(self._attempts))]
+
+
+class SignInTurns:
+    """One attempt at a time per (account, address), and a process-wide cap on password hashes."""
+
+    def __init__(self, hashes_at_once: int = HASHES_AT_ONCE) -> None:
+        self.hashing = anyio.CapacityLimiter(hashes_at_once)
+        self._locks: dict[tuple[str, str], tuple[anyio.Lock, int]] = {}
+
+    @asynccontextmanager
+    async def turn(self, account: str, address: str) -> AsyncIterator[None]:
+        key = (account, address)
+        lock, users = self._locks.get(key) or (anyio.Lock(), 0)
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users == 1:
+                del self._locks[key]  # nobody waits: hold nothing for this pair
+            else:
+                self._locks[key] = (lock, users - 1)

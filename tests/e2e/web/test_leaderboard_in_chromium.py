@@ -26,7 +26,8 @@ def test_the_leaderboard_page_has_no_serious_accessibility_violation(live_site, 
     record = live_site.runtime.record
     ids = []
     for notes in ("axe verified", "axe rejected", "axe unverified"):
-        response = httpx.post(f"{live_site.url}/api/leaderboard/submit", content=json.dumps(a_run(notes)).encode())
+        response = httpx.post(f"{live_site.url}/api/leaderboard/submit", content=json.dumps(a_run(notes)).encode(),
+                              headers={"content-type": "application/json"})
         assert response.status_code in (200, 201), response.text
         ids.append(UUID(response.json()["id"]))
     if record.leaderboard_submission(ids[0]).status == "unverified":

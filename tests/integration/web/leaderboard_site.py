@@ -63,6 +63,17 @@ def spec_example() -> dict[str, Any]:
     return data
 
 
+def _as_json(request: Any) -> None:
+    """A body sent without a type goes as JSON: the service takes JSON sent as JSON only (issue 18, item 12)."""
+    if request.method == "POST" and "content-type" not in request.headers:
+        request.headers["content-type"] = "application/json"
+
+
+def json_by_default(client: TestClient) -> TestClient:
+    client.event_hooks = {"request": [_as_json], "response": []}
+    return client
+
+
 @contextmanager
 def leaderboard_site(settings: Settings) -> Iterator[TestClient]:
     settings = Settings(data_dir=settings.data_dir, database_url=settings.database_url,
@@ -72,12 +83,12 @@ def leaderboard_site(settings: Settings) -> Iterator[TestClient]:
     accounts.add(*STAFF, role="staff")
     accounts.add(*AUDITOR, role="auditor")
     with TestClient(create_app(settings), base_url="https://testserver") as client:
-        yield client
+        yield json_by_default(client)
 
 
 def from_network(client: TestClient, address: str) -> TestClient:
     """Another client of the same running app, sending from `address` (its lifespan already ran)."""
-    return TestClient(client.app, base_url="https://testserver", client=(address, 40000))
+    return json_by_default(TestClient(client.app, base_url="https://testserver", client=(address, 40000)))
 
 
 def site_on_backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
