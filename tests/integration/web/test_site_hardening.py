@@ -291,7 +291,9 @@ def test_json_nested_too_deep_is_a_400_not_a_500(site: ThreadSite) -> None:
     deep = b"[" * 100_000 + b"]" * 100_000
     with site.client() as client:
         submitted = client.post("/api/leaderboard/submit", content=deep, headers=JSON)
-        assert submitted.status_code == 400 and "nested too deep" in submitted.json()["error"]["detail"]
+        # ARC's validator answers a body it cannot read as a JSON object with its first message, and so do we
+        assert submitted.status_code == 400
+        assert submitted.json()["error"]["detail"] == "Send a JSON object. See /leaderboard/spec."
         asked = client.post("/api/ask", headers=JSON, content=b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", '
                             b'"params": {"name": "submit_leaderboard_run", "arguments": ' + deep + b"}}")
         assert asked.status_code == 400 and asked.json()["error"]["code"] == -32700
