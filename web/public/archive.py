@@ -17,6 +17,7 @@ from starlette.routing import Route
 from domain.audit import export_lines, week_events
 from domain.weeks import WeekError, parse_week
 from web.errors import BadRequest, NotFound
+from web.public.agent_page import use_of
 from web.public.results import data_of
 from web.rendering import Page, send
 from web.site import Site
@@ -51,6 +52,7 @@ async def week_page(request: Request) -> Response:
         return site.renderer.page("week.html", {
             "nav": "weeks", "week": week, "info": data.known(week),
             "publications": list(enumerate(publications, start=1)),
+            "agent_releases": use.for_week(week) if (use := use_of(site)) else [],
         })
 
     page = site.cache.get(("week", week, site.version)) or site.cache.put(
