@@ -27,6 +27,8 @@ class Memory:
     """Products found over the shopper's limit."""
     seen_products: list[str] = field(default_factory=list)
     tried_sitemap: bool = False
+    not_listings: set[str] = field(default_factory=set)
+    """Parent addresses of link groups found to be navigation (their links lead to more of the same)."""
 
 
 @dataclass

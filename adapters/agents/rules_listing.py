@@ -1,7 +1,9 @@
 """Finding a product: the listing's run of sibling links, or the sitemap.
 
 Built-in agents read no page text and see no price in a listing: a listing is the largest group of links to
-sibling addresses (/products/a, /products/b, ...), at least three; prices are read on the product page.
+sibling addresses (/products/a, /products/b, ...), at least three; prices are read on the product page. A group
+that led to a page of its own kind (a category link to a category page showing the same categories) is
+navigation, not a listing, and is not tried again.
 """
 
 from __future__ import annotations
@@ -25,12 +27,16 @@ def _parent(href: str) -> str:
 
 def _candidates(s: Situation) -> list[Element]:
     """The links of the largest group that share a parent address (first in page order on a tie)."""
-    host = urlsplit(s.observation.url).netloc
+    here = urlsplit(s.observation.url)
     groups: dict[str, list[Element]] = defaultdict(list)
     for e in s.usable(roles=("link",)):
-        if e.name and e.href and urlsplit(e.href).netloc == host and _parent(e.href):
-            groups[_parent(e.href)].append(e)
-    runs = [g for g in groups.values() if len({x.href for x in g}) >= MIN_LISTING]
+        there = urlsplit(e.href or "")
+        if e.name and there.netloc == here.netloc and there.path != here.path and _parent(e.href or ""):
+            groups[_parent(e.href or "")].append(e)
+    if _parent(s.observation.url) in groups:  # we are on one of this group's pages: it is navigation
+        s.memory.not_listings.add(_parent(s.observation.url))
+    runs = [g for parent, g in groups.items()
+            if len({x.href for x in g}) >= MIN_LISTING and parent not in s.memory.not_listings]
     return max(runs, key=len) if runs else []
 
 
