@@ -213,8 +213,8 @@ def exchange_view(data: bytes) -> ExchangeView | None:
     except (ValueError, KeyError, TypeError):
         return None
     system = next((m.get("content") for m in sent if m.get("role") == "system"), "")
-    parts = next((m.get("content") for m in sent if m.get("role") == "user"), [])
-    parts = parts if isinstance(parts, list) else [{"type": "text", "text": str(parts)}]
+    content: Any = next((m.get("content") for m in sent if m.get("role") == "user"), [])
+    parts: list[dict[str, Any]] = content if isinstance(content, list) else [{"type": "text", "text": str(content)}]
     user = "\n".join(p.get("text", "") for p in parts if p.get("type") == "text")
     image = next((p["image_url"]["url"] for p in parts if p.get("type") == "image_url"), "")
     tools = [t.get("function", {}).get("name", "") for t in body["request"].get("tools", [])]
