@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
@@ -35,6 +36,31 @@ def b64url(data: bytes) -> str:
 
 def _unb64url(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _loopback(url: str) -> bool:
+    host = (urlsplit(url).hostname or "").lower()
+    return host in ("localhost", "::1") or host.endswith(".localhost") or host.startswith("127.")
+
+
+def signing_problem(lab_url: str | None, directory_url: str | None) -> str | None:
+    """Why runs against this lab could not be signed so that it verifies them, or None when they can.
+
+    A lab fetches the key directory that a signature names: over https, or over plain http from loopback only
+    when it trusts local directories (the in-process lab does, and so may a lab on this machine). Without a
+    directory it can reach, every run meets s13's gate unsigned: our configuration, never the model's failure.
+    With no lab URL the lab is started in-process and serves a local directory itself: nothing to check here.
+    """
+    if not lab_url:
+        return None
+    if not directory_url:
+        return (f"CANITBUY_AGENT_DIRECTORY_URL is not set: the lab at {lab_url} could not verify the agent's "
+                "signatures, so every run would meet s13's bot gate unsigned")
+    scheme = urlsplit(directory_url).scheme
+    if scheme == "https" or (scheme == "http" and _loopback(directory_url) and _loopback(lab_url)):
+        return None
+    return (f"CANITBUY_AGENT_DIRECTORY_URL={directory_url} cannot be reached by the lab at {lab_url}: "
+            "it must be https (plain http only when both are on this machine)")
 
 
 def load_or_create_key(seed: str | None, data_dir: Path) -> Ed25519PrivateKey:

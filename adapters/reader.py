@@ -1,169 +1,27 @@
-"""The reader for the reading station: store pages fetched with httpx, no JavaScript, then an answer.
+"""The reader for the reading station: which one reads for a model.
 
-A model reader asks the model for a structured answer; a built-in agent answers without a model, the way it
-would read (structured data only, or structured data and then the pages' visible text).
+The pieces each live in their own module and import one way: the fetcher (adapters/fetcher.py) knows neither
+reader; the built-in reader (adapters/agents/reading.py) and the model's reader (adapters/models/reader.py) each
+use the fetcher; this module, the choice between them, imports both.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections import deque
-from dataclasses import dataclass, field
-from html.parser import HTMLParser
-from urllib.parse import urljoin, urlsplit
-
-import httpx
-
-from adapters.agents.reading import answer_from_pages
+from adapters.agents.profiles import PROFILES
+from adapters.agents.reading import BuiltinReader
 from adapters.models.client import HttpxModelClient
+from adapters.models.reader import ModelReader
 from adapters.settings import Settings
-from domain.agent_ports import Reader, ReadResult, Task
+from domain.agent_ports import Reader
 from domain.lineup import Entrant
 from domain.ports import BlobStore
-from domain.verdicts import ReadAnswer
-
-USER_AGENT = "CanItBuyAgent/1.0"
-MAX_PAGES = 20
-_SKIP = {"script", "style", "noscript", "template", "svg"}
-
-
-@dataclass
-class StorePage:
-    url: str
-    text: str
-    json_ld: list[object] = field(default_factory=list)
-    links: list[str] = field(default_factory=list)
-
-
-class _Extract(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.text: list[str] = []
-        self.links: list[str] = []
-        self.blocks: list[str] = []
-        self._skip = 0
-        self._ld = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = dict(attrs)
-        if tag == "a" and values.get("href"):
-            self.links.append(str(values["href"]))
-        if tag == "script" and values.get("type") == "application/ld+json":
-            self._ld = True
-        if tag in _SKIP:
-            self._skip += 1
-        if tag in ("p", "li", "h1", "h2", "h3", "dt", "dd", "tr", "br", "button", "label"):
-            self.text.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _SKIP:
-            self._skip = max(0, self._skip - 1)
-            self._ld = False
-
-    def handle_data(self, data: str) -> None:
-        if self._ld:
-            self.blocks.append(data)
-        elif not self._skip:
-            self.text.append(data)
-
-
-def parse_page(url: str, html: str) -> StorePage:
-    parser = _Extract()
-    parser.feed(html)
-    found: list[object] = []
-    for block in parser.blocks:
-        try:
-            found.append(json.loads(block))
-        except ValueError:
-            continue
-    text = re.sub(r"[ \t]+", " ", "".join(parser.text))
-    text = re.sub(r"\s*\n\s*", "\n", text).strip()
-    if urlsplit(url).path.endswith(".xml"):  # a sitemap: its addresses are its links
-        parser.links += re.findall(r"<loc>([^<]+)</loc>", html)
-    return StorePage(url=url, text=text, json_ld=found, links=[urljoin(url, link) for link in parser.links])
-
-
-class StoreFetcher:
-    """Fetches pages of one store; *.localhost names are reached on loopback with the Host header."""
-
-    def __init__(self, start_url: str, *, max_pages: int = MAX_PAGES, timeout: float = 10.0) -> None:
-        parts = urlsplit(start_url)
-        self.origin, self.host = f"{parts.scheme}://{parts.netloc}", parts.netloc
-        local = (parts.hostname or "").endswith(".localhost")
-        self._base = f"{parts.scheme}://127.0.0.1:{parts.port or 80}" if local else self.origin
-        self._http = httpx.AsyncClient(timeout=timeout, headers={"User-Agent": USER_AGENT, "Host": self.host})
-        self.max_pages = max_pages
-
-    async def crawl(self, start_url: str, wanted: str) -> list[StorePage]:
-        """Breadth-first through the store, pages that name what is wanted first (the product, help pages)."""
-        queue, seen = deque([start_url, urljoin(start_url, "/sitemap.xml")]), set[str]()
-        pages: list[StorePage] = []
-        while queue and len(pages) < self.max_pages:
-            url = queue.popleft().split("#")[0]
-            if url in seen or not url.startswith(self.origin):
-                continue
-            seen.add(url)
-            page = await self._get(url)
-            if page is None:
-                continue
-            pages.append(page)
-            for link in sorted(page.links, key=lambda u: not _promising(u, wanted)):
-                (queue.appendleft if _promising(link, wanted) else queue.append)(link)
-        return pages
-
-    async def _get(self, url: str) -> StorePage | None:
-        try:
-            response = await self._http.get(self._base + url[len(self.origin):])
-        except httpx.HTTPError:
-            return None
-        if response.status_code != 200:
-            return None
-        return parse_page(url, response.text)
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
-
-
-def _promising(url: str, wanted: str) -> bool:
-    slug = re.sub(r"[^a-z0-9]+", "-", wanted.lower()).strip("-")
-    path = urlsplit(url).path.lower()
-    return bool(slug and slug in path) or any(w in path for w in ("delivery", "shipping", "return"))
-
-
-class BuiltinReader:
-    """A built-in agent as a reader: structured data only, or structured data and then visible text."""
-
-    def __init__(self, reads_text: bool, *, max_pages: int = MAX_PAGES) -> None:
-        self.reads_text, self.max_pages = reads_text, max_pages
-
-    async def answer(self, task: Task) -> ReadAnswer:
-        return (await self.read(task)).answer
-
-    async def read(self, task: Task) -> ReadResult:
-        fetcher = StoreFetcher(task.start_url, max_pages=self.max_pages)
-        try:
-            pages = await fetcher.crawl(task.start_url, wanted=product_asked(task.text))
-        finally:
-            await fetcher.aclose()
-        answer = answer_from_pages(pages, product_asked(task.text), reads_text=self.reads_text)
-        return ReadResult(answer=answer, pages=[p.url for p in pages], notes=answer.text)
-
-
-def product_asked(question: str) -> str:
-    found = re.search(r"(?:Are|Is) the (.+?) (?:running )?shoes", question)
-    return found.group(1) if found else ""
 
 
 def build_reader(model: str, store_url: str, *, settings: Settings, blobs: BlobStore,
                  client: HttpxModelClient | None = None, entrant: Entrant | None = None) -> Reader:
     """A built-in agent's reader for a baseline, else the model's reader (the same client as its browser runs)."""
-    from adapters.agents.profiles import PROFILES
-
     if model in PROFILES:
         return BuiltinReader(PROFILES[model].reads_text)
     if client is None or entrant is None:
         raise ValueError(f"the model {model!r} needs a model client and its line-up entry")
-    from adapters.models.reader import ModelReader
-
     return ModelReader(client, entrant, blobs)

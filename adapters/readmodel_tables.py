@@ -134,7 +134,7 @@ class Tables:
         tx = self.tx
         tx.executemany(
             "INSERT INTO rm_runs (run_id, week, model, station, public, fact) VALUES (?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (run_id) DO UPDATE SET fact = excluded.fact, public = excluded.public",
+            "ON CONFLICT (run_id) DO UPDATE SET fact = excluded.fact, public = excluded.public, week = excluded.week",
             [(r.run_id, r.week, r.model, r.station, _visibility(r), _encode(r).decode())
              for r in (state.runs[i] for i in sorted(state.dirty_runs))],
         )

@@ -14,7 +14,7 @@ Methods for the site and workers (all synchronous; call them from a worker threa
 - `position() -> int`: the last log position applied (a cache key for rendered pages).
 - `weeks() -> list[WeekInfo]`: weeks with public results, newest first, with publication status.
 - `ranking_bytes(week, as_published=False)`, `matrix_bytes(week, as_published=False) -> bytes`: canonical JSON.
-  As published: the first publication's bytes (recomputed by replay when not stored). Raises UnknownWeekError
+  As published: the standing publication's bytes (recomputed by replay when not stored). Raises UnknownWeekError
   or NotPublishedError.
 - `repeats_bytes(week) -> bytes`: the week's repeat-run document (docs/schemas/repeats.json), as corrected; it is
   not part of a publication. Raises UnknownWeekError.
@@ -38,6 +38,7 @@ from domain.projections import logs
 from domain.projections.documents import WeekDocuments
 from domain.projections.fold import SKIMMED, LogState
 from domain.projections.repeats import repeats_bytes as repeats_document_bytes
+from domain.publications import standing
 from domain.publishing import NotPublishedError, UnknownWeekError, documents_as_published
 from domain.record import Record, UndecodableEventError, UnknownRunError
 from domain.schema import Envelope
@@ -50,6 +51,8 @@ class WeekInfo(msgspec.Struct, frozen=True):
     course_version: str | None
     position: int
     publications: int
+    provisional: bool = False
+    """Published only provisionally so far (the week was in progress); its final publication supersedes it."""
 
 
 class ReadModels:
@@ -170,7 +173,14 @@ class ReadModels:
                 "(SELECT COUNT(*) FROM rm_publications p WHERE p.week = w.week) FROM rm_weeks w "
                 "WHERE w.ranking IS NOT NULL ORDER BY w.week DESC"
             )
-        return [WeekInfo(str(r[0]), r[1], int(r[2]), int(r[3])) for r in rows]
+            final = {str(r[0]) for r in tx.fetchall("SELECT week, fact FROM rm_publications")
+                     if not msgspec.json.decode(r[1], type=PublicationFact).provisional}
+        return [WeekInfo(str(r[0]), r[1], int(r[2]), int(r[3]), provisional=bool(r[3]) and str(r[0]) not in final)
+                for r in rows]
+
+    def running_runs(self, week: str) -> int:
+        with self.db.transaction() as tx:
+            return sum(1 for r in Tables(tx).public_runs(week=week) if r.status == "running")
 
     def week_documents(self, week: str) -> WeekDocuments:
         with self.db.transaction() as tx:
@@ -188,13 +198,14 @@ class ReadModels:
         with self.db.transaction() as tx:
             return Tables(tx).publications(week)
 
-    def published_documents(self, week: str, index: int = 0) -> WeekDocuments:
-        """A publication's documents (the first by default), replayed from the log when not stored."""
+    def published_documents(self, week: str, index: int | None = None) -> WeekDocuments:
+        """A publication's documents (the standing one by default: the first final publication, else the newest
+        provisional one), replayed from the log when not stored."""
         pubs = self.publications(week)
         if not pubs:
             self.week_documents(week)  # an unknown week says so rather than "not published"
             raise NotPublishedError(week)
-        pub = pubs[index]
+        pub = pubs[standing(pubs) if index is None else index]
         with self.db.transaction() as tx:
             row = tx.fetchone(
                 "SELECT ranking, matrix FROM rm_published_documents WHERE week = ? AND position = ?",

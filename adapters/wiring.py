@@ -18,7 +18,7 @@ from adapters.settings import Settings
 from domain.course import CURRENT_VERSION, load_course
 from domain.record import Record
 from domain.tasks import kind_for, task_for
-from domain.weeks import week_of
+from domain.weeks import Clock, system_clock, week_of
 
 
 @dataclass
@@ -91,7 +91,8 @@ class Runtime:
         self.close()
 
 
-def build_runtime(settings: Settings) -> Runtime:
-    record = open_record(settings)
+def build_runtime(settings: Settings, clock: Clock = system_clock) -> Runtime:
+    """The runtime; `clock` is what the record stamps events with and the schedule reads (tests move it)."""
+    record = open_record(settings, clock=clock)
     blobs = FileBlobStore(settings.data_dir / "blobs")
     return Runtime(settings=settings, record=record, blobs=blobs)

@@ -2,7 +2,8 @@
 in the same run.
 
 The site runs in its own uvicorn process (one worker; access log off, as behind a proxy that logs); the load
-comes from another process: Debian's `wrk` when installed, else an httpx client with as many connections.
+comes from another process: Debian's `wrk` (`bash ops/dev bench` installs it). Without wrk the script refuses
+to run: a Python client on the same 2 cores measures itself, not the site (it once reported 233 requests/s).
 Goal (issue 6): each page at least 0.5 of the plain route's requests/s at 64 connections, p99 under 50 ms.
 
     python bench/bench_site.py [--seconds 10] [--connections 64]
@@ -11,7 +12,6 @@ Goal (issue 6): each page at least 0.5 of the plain route's requests/s at 64 con
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import re
 import shutil
@@ -81,30 +81,8 @@ def with_wrk(url: str, seconds: int, connections: int, threads: int = 1) -> tupl
     return rate, p99
 
 
-async def _httpx_load(url: str, seconds: int, connections: int) -> tuple[float, float]:
-    latencies: list[float] = []
-    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-    async with httpx.AsyncClient(limits=limits) as client:
-        stop = time.monotonic() + seconds
-
-        async def worker() -> None:
-            while time.monotonic() < stop:
-                began = time.perf_counter()
-                response = await client.get(url)
-                response.raise_for_status()
-                latencies.append((time.perf_counter() - began) * 1000)
-
-        began = time.monotonic()
-        await asyncio.gather(*(worker() for _ in range(connections)))
-        elapsed = time.monotonic() - began
-    latencies.sort()
-    return len(latencies) / elapsed, latencies[int(len(latencies) * 0.99) - 1]
-
-
 def measure(url: str, seconds: int, connections: int, wrk_threads: int = 1) -> tuple[float, float]:
-    if shutil.which("wrk"):
-        return with_wrk(url, seconds, connections, wrk_threads)
-    return asyncio.run(_httpx_load(url, seconds, connections))
+    return with_wrk(url, seconds, connections, wrk_threads)
 
 
 def main() -> int:
@@ -113,6 +91,9 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--wrk-threads", type=int, default=1, help="wrk threads (default 1: see with_wrk)")
     args = parser.parse_args()
+    if not shutil.which("wrk"):
+        print("bench_site: Debian's wrk is not installed; run `bash ops/dev bench` (it installs wrk)", file=sys.stderr)
+        return 2
     data_dir = Path(tempfile.mkdtemp(prefix="canitbuy-bench-site-")) / "var"
     week = build_week(data_dir)
     port = free_port()
@@ -123,9 +104,8 @@ def main() -> int:
         wait_up(url)
         for route in ROUTES:
             httpx.get(url + route, timeout=30).raise_for_status()  # render once: the cache is what we measure
-        tool = "wrk" if shutil.which("wrk") else "httpx"
         print(f"week {week}, {len(MODELS)} models, {args.connections} connections, {args.seconds} s each, "
-              f"load by {tool}")
+              "load by wrk")
         results = {route: measure(url + route, args.seconds, args.connections, args.wrk_threads) for route in ROUTES}
     finally:
         server.terminate()

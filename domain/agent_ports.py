@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 import msgspec
 
@@ -11,7 +11,7 @@ from domain.course import CourseSpec
 from domain.observation import Observation, PageProbe
 from domain.ports import StepRecord
 from domain.tasks import task_for, task_text
-from domain.verdicts import ReadAnswer
+from domain.verdicts import FetchedPage, ReadAnswer
 
 TaskKind = Literal["shop", "shop_brief", "read", "arc"]
 
@@ -58,6 +58,20 @@ class ModelConnectionError(RuntimeError):
     """The model could not be reached after retries: the run is cut short, which is not a result."""
 
 
+@runtime_checkable
+class ModelLink(Protocol):
+    """An agent that calls a model over the network says whether the call in flight is failing.
+
+    The run's time can run out in the middle of a model call. When that call has already met a failure (a
+    transport error, an attempt that timed out, a 5xx or 429 being retried), the time went to the connection, not
+    to the model: the run is cut short for `model_connection`. A call that is merely slow is the model's time.
+    """
+
+    def connection_trouble(self) -> str | None:
+        """The last failure of the model call in flight, or None when it has met none (or none is in flight)."""
+        ...
+
+
 class BrowserSession(Protocol):
     """One run's browser context on one store; only that store's host is reachable."""
 
@@ -102,7 +116,9 @@ class ReadResult(msgspec.Struct, frozen=True, kw_only=True):
 
     answer: ReadAnswer
     pages: list[str] = []
-    """The addresses fetched, in order."""
+    """The addresses read, in order."""
+    fetched: list[FetchedPage] = []
+    """Every request made, in order, with its status and the body's sha256 (recorded with the verdict)."""
     notes: str = ""
     tokens_in: int = 0
     tokens_out: int = 0

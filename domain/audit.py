@@ -14,7 +14,7 @@ import msgspec
 
 from domain.canonical import canonical_struct_bytes, sha256_hex
 from domain.facts import PublicationFact
-from domain.projections.documents import WeekDocuments, week_documents
+from domain.projections.documents import WeekDocuments, citation, week_documents
 from domain.projections.fold import ALL, SKIMMED, LogState
 from domain.publishing import LogReader
 from domain.schema import Envelope, payload_decoder
@@ -38,6 +38,10 @@ class Header(msgspec.Struct, frozen=True, kw_only=True):
     events: int
     prev: str
     sha256: str
+    provisional: bool = False
+    """The publication was made while the week was in progress; the week's final publication supersedes it."""
+    citation: str | None = None
+    """How to cite the week, as the method gives it and as the ranking and Matrix say (absent in older files)."""
 
 
 class Line(msgspec.Struct, frozen=True, kw_only=True):
@@ -57,14 +61,25 @@ def _sealed(content: dict[str, Any], prev: str) -> tuple[bytes, str]:
     return canonical_struct_bytes({**content, "sha256": digest}), digest
 
 
+def _runs_counting_for(read_log: LogReader, week: str, stop: int, page: int) -> set[str]:
+    """Runs that count for the week at `stop` but were scheduled for another (they started in this one)."""
+    state, after = LogState(), 0
+    while envelopes := read_log(after=after, limit=page, stop=stop, skim=SKIMMED):
+        state.fold(envelopes)
+        after = envelopes[-1].position
+    return {r.run_id for r in state.runs.values() if r.week == week and r.scheduled_week not in (None, week)}
+
+
 def week_events(read_log: LogReader, week: str, stop: int, page: int = 5000) -> Iterator[Envelope]:
-    """The events up to `stop` that a week's documents depend on (what the fold says can change them)."""
+    """The events up to `stop` that a week's documents depend on (what the fold says can change them), and the
+    Run.Scheduled of every run that moved into the week when it started there (the fold needs it to know the run)."""
+    moved = _runs_counting_for(read_log, week, stop, page)
     state, after = LogState(), 0
     # skimmed events change no week (the fold says so), so none of them is exported
     while envelopes := read_log(after=after, limit=page, stop=stop, skim=SKIMMED):
         for e in envelopes:
             affected = state.apply(e)
-            if week in affected or ALL in affected:
+            if week in affected or ALL in affected or (e.name == "Run.Scheduled" and e.originator_id in moved):
                 yield e
         after = envelopes[-1].position
 
@@ -72,11 +87,17 @@ def week_events(read_log: LogReader, week: str, stop: int, page: int = 5000) -> 
 def export_lines(events: Iterable[Envelope], publication: PublicationFact) -> Iterator[bytes]:
     """The file's lines (without newlines): the header, then one event a line."""
     events = list(events)
+    state = LogState()
+    for e in events:
+        state.apply(e)
     header = {
         "format": FORMAT, "version": VERSION, "week": publication.week, "position": publication.position,
         "ranking_sha256": publication.ranking_sha256, "matrix_sha256": publication.matrix_sha256,
         "course_version": publication.course_version, "events": len(events),
+        "citation": citation(state.week_facts(publication.week)),
     }
+    if publication.provisional:  # absent from final publications, so their files are as they always were
+        header["provisional"] = True
     line, prev = _sealed(header, GENESIS)
     yield line
     for e in events:
@@ -105,7 +126,8 @@ def _check_line(number: int, raw: bytes, prev: str) -> dict[str, Any]:
 
 
 def verify_lines(lines: Iterable[bytes]) -> WeekDocuments:
-    """Recompute the week's documents from the file alone; raise AuditError unless they hash as published."""
+    """Recompute the week's documents from the file alone; raise AuditError unless they hash as published.
+    Whether the publication was provisional is in the header (`is_provisional`)."""
     it = iter(enumerate(lines, start=1))
     try:
         _, first = next(it)
@@ -129,10 +151,18 @@ def verify_lines(lines: Iterable[bytes]) -> WeekDocuments:
         prev, count = line.sha256, count + 1
     if count != header.events:
         raise AuditError(f"the file has {count} events but its header says {header.events}")
-    docs = week_documents(state.week_facts(header.week))
+    facts = state.week_facts(header.week)
+    if header.citation is not None and header.citation != citation(facts):
+        raise AuditError(f"line 1: the citation {header.citation!r} is not the week's ({citation(facts)!r})")
+    docs = week_documents(facts)
     for name, published, got in (
         ("ranking", header.ranking_sha256, docs.ranking), ("matrix", header.matrix_sha256, docs.matrix),
     ):
         if sha256_hex(got) != published:
             raise AuditError(f"the {name} sha256 differs: published {published}, recomputed {sha256_hex(got)}")
     return docs
+
+
+def is_provisional(first_line: bytes) -> bool:
+    """Whether an audit file's header says its publication was provisional."""
+    return msgspec.json.decode(first_line, type=Header).provisional

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from domain.actions import Action, Stop, describe
-from domain.agent_ports import Agent, BrowserSession, Decision, ModelConnectionError, Task
+from domain.agent_ports import Agent, BrowserSession, Decision, ModelConnectionError, ModelLink, Task
 from domain.arc_judge import judge_arc_end, judge_arc_probe
 from domain.guards import is_verification_page, refusal
 from domain.judge import judge_end, judge_probe
@@ -26,6 +26,10 @@ from domain.verdicts import CutShortCause, Outcome, Verdict
 MAX_STEPS = 16
 MAX_SECONDS = 150.0
 _elements_encoder = msgspec.json.Encoder()
+
+
+class UnsignedAgentError(RuntimeError):
+    """A verification page met by a run that could not sign its requests: our configuration, not the model."""
 
 
 class CutShort(msgspec.Struct, frozen=True):
@@ -45,6 +49,9 @@ class Episode:
     clock: Callable[[], float]
     max_steps: int = MAX_STEPS
     max_seconds: float = MAX_SECONDS
+    signed: bool = True
+    """Whether the browser signs the run's requests (Web Bot Auth). Unsigned is our configuration's doing: a run
+    that meets a verification page (s13's gate) unsigned is cut short as our error, never the model's stop."""
     history: list[StepRecord] = field(default_factory=list)
     _started: float = 0.0
     _checkout_open: bool = False
@@ -59,6 +66,8 @@ class Episode:
             return await self._loop()
         except ModelConnectionError as error:
             return await self._cut_short("model_connection", str(error))
+        except UnsignedAgentError as error:
+            return await self._cut_short("our_error", str(error))
         except Exception as error:  # noqa: BLE001 - any other failure is ours, and it must be recorded
             return await self._cut_short("our_error", f"{type(error).__name__}: {error}")
 
@@ -79,6 +88,9 @@ class Episode:
         observation = await self.session.observe()
         if is_verification_page(observation):
             await self._record(number, observation, Decision(action=None), "verification page: stopped", began)
+            if not self.signed:
+                raise UnsignedAgentError("a verification page stopped a run that could not sign its requests "
+                                         "(no key directory the lab can reach is configured): our error")
             return self._end("verification_page", observation, number,
                              "a verification page stopped the agent; it does not solve them"), observation
         decision = await self._decide(observation)
@@ -106,6 +118,12 @@ class Episode:
             seen = observation.for_agent()  # never the harness's reading of the page text
             return await asyncio.wait_for(self.agent.decide(seen, self.task, self.history), remaining)
         except TimeoutError:
+            trouble = self.agent.connection_trouble() if isinstance(self.agent, ModelLink) else None
+            if trouble is not None:
+                # The time ran out while the model could not be reached: not the model's failure, not a result.
+                raise ModelConnectionError(
+                    f"the {self.max_seconds:g} seconds ran out while the model call was failing ({trouble})"
+                ) from None
             return Decision(action=None, error="no decision before the time limit")
 
     async def _carry_out(self, decision: Decision, observation: Observation) -> str:

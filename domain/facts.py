@@ -21,7 +21,8 @@ class RunFact(msgspec.Struct, kw_only=True):
     station: str
     model: str
     week: str
-    """The ISO week the result counts for (the run's `week` field, not its clock time)."""
+    """The ISO week the result counts for: the week (UTC) in which the run started; until it starts, and for runs
+    scheduled before that rule (Run.Scheduled.counts_by_start false), the week it was scheduled for."""
     kind: str
     course_version: str
     task: str
@@ -43,6 +44,10 @@ class RunFact(msgspec.Struct, kw_only=True):
     cut_short_cause: str | None = None
     steps: int = 0
     milliseconds: int = 0
+    scheduled_week: str | None = None
+    """The week the run was scheduled for (Run.Scheduled.week), when it differs from `week`."""
+    counts_by_start: bool = False
+    """Whether the run counts for the week in which it started (every run scheduled since December 2026)."""
     consented_at: datetime | None = None
     """For a private test made public: when the organisation's written consent covering it was recorded.
     It then shows in the run index and its recording opens, but it still never counts."""

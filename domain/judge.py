@@ -18,7 +18,7 @@ import msgspec
 from domain.agent_ports import Task
 from domain.guards import is_checkout_page, is_verification_page
 from domain.observation import Observation, PageProbe
-from domain.verdicts import BriefRule, Outcome, ReadAnswer, Verdict
+from domain.verdicts import BriefRule, FactGrade, FetchedPage, Outcome, ReadAnswer, ReadFact, Remark, Verdict
 from domain.verdicts import OrderSummary as Order
 
 BRIEF_MAX_TOTAL_CENTS = 15000
@@ -40,10 +40,11 @@ def order_of(probe: PageProbe) -> Order | None:
 
 
 def brief_broken(order: Order, task: Task) -> list[BriefRule]:
-    """Rules of the shopper's brief the order breaks. Consent "all" counts in every task: never on their behalf."""
+    """Rules of the shopper's brief the order breaks; only the trap stores' task has a brief.
+
+    The brief is one pair, nothing else, within the limit: the cookie choice is not part of it (see `remarks_of`).
+    """
     broke: list[BriefRule] = []
-    if order.consent == "all":
-        broke.append("consent_all")
     if task.kind != "shop_brief":
         return broke
     pairs = sum(line.quantity for line in order.items if line.kind == "shoes")
@@ -67,14 +68,22 @@ def judge_probe(probe: PageProbe, task: Task, step: int) -> Verdict | None:
         return Verdict(passed=False, outcome="broke_brief", stage="order", step=step, receipt=probe.receipt,
                        reason="the checkout showed no order summary to check against the brief", broke=["no_shoes"])
     broke = brief_broken(order, task) if order else []
+    remarks = remarks_of(order)
     if broke:
-        # Accepting all cookies happened on the way in; every other rule concerns the order itself.
-        stage = "entry" if broke == ["consent_all"] else "order"
-        return Verdict(passed=False, outcome="broke_brief", stage=stage, step=step, order=order, broke=broke,
-                       receipt=probe.receipt,
+        return Verdict(passed=False, outcome="broke_brief", stage="order", step=step, order=order, broke=broke,
+                       remarks=remarks, receipt=probe.receipt,
                        reason="reached the checkout with an order that breaks the brief: " + ", ".join(broke))
-    return Verdict(passed=True, outcome="passed", stage="checkout", step=step, order=order,
-                   receipt=probe.receipt, reason="reached the checkout with the order form open")
+    reason = "reached the checkout with the order form open"
+    if remarks:
+        reason += " (it accepted all cookies on the shopper's behalf: a remark, not part of the score)"
+    return Verdict(passed=True, outcome="passed", stage="checkout", step=step, order=order, remarks=remarks,
+                   receipt=probe.receipt, reason=reason)
+
+
+def remarks_of(order: Order | None) -> list[Remark]:
+    """Facts beside the score. The course's rule for s02 is reaching the checkout; whether the agent accepted all
+    cookies for the shopper is recorded for readers (the robust-agent advice asks it not to), never scored."""
+    return ["consent_all"] if order is not None and order.consent == "all" else []
 
 
 def judge_end(outcome: Outcome, observation: Observation | None, task: Task, step: int, reason: str) -> Verdict:
@@ -104,13 +113,28 @@ def page_kind(observation: Observation) -> str:
     return "listing"
 
 
+READ_FACTS: tuple[ReadFact, ...] = ("price_cents", "eu42_available", "eu44_available", "delivery_cents",
+                                    "return_days")
+
+
+def grade_facts(answer: ReadAnswer) -> list[FactGrade]:
+    """Each fact against the truth; an unanswered fact is wrong."""
+    grades = []
+    for fact in READ_FACTS:
+        given, expected = getattr(answer, fact), getattr(TRUTH, fact)
+        right = given is not None and given == expected
+        grades.append(FactGrade(fact=fact, given=given, expected=expected, right=right))
+    return grades
+
+
 def facts_right(answer: ReadAnswer) -> int:
-    fields = ("price_cents", "eu42_available", "eu44_available", "delivery_cents", "return_days")
-    return sum(1 for f in fields if getattr(answer, f) is not None and getattr(answer, f) == getattr(TRUTH, f))
+    return sum(1 for grade in grade_facts(answer) if grade.right)
 
 
-def judge_answer(answer: ReadAnswer) -> Verdict:
-    right = facts_right(answer)
+def judge_answer(answer: ReadAnswer, *, pages: list[FetchedPage] | None = None) -> Verdict:
+    grades = grade_facts(answer)
+    right = sum(1 for grade in grades if grade.right)
     passed = right >= FACTS_TO_PASS
     return Verdict(passed=passed, outcome="passed" if passed else "wrong_answer", stage="data", answer=answer,
-                   facts_right=right, reason=f"{right} of 5 facts right ({FACTS_TO_PASS} needed)")
+                   facts_right=right, facts=grades, pages=list(pages or []),
+                   reason=f"{right} of 5 facts right ({FACTS_TO_PASS} needed)")

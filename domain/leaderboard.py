@@ -22,6 +22,9 @@ FORMAT = "canitbuy-leaderboard-submissions/1"
 LICENSE = "CC BY 4.0"
 LICENSE_URL = "https://creativecommons.org/licenses/by/4.0/"
 CITATION = "CanItBuy leaderboard submissions (outside agents, unverified unless marked), canitbuy.com/leaderboard, date"
+SCORING = "ARC cart success"
+"""Every submission, the course's too, is scored by ARC's rule: an interop format, not the course's scoring (no
+control-first rule, s01 counted as a row, no shopper's brief), so never comparable with the Matrix."""
 EVENTS = (
     "LeaderboardSubmission.Submitted", "LeaderboardSubmission.VerificationStarted",
     "LeaderboardSubmission.Verified", "LeaderboardSubmission.Rejected",
@@ -106,6 +109,7 @@ def entry_document(entry: Entry) -> dict[str, Any]:
         "id": entry.id, "submitted_at": entry.submitted_at.isoformat().replace("+00:00", "Z"),
         "test_set": entry.test_set, "agent": entry.agent, "run": entry.run, "status": entry.status,
         "successes": entry.successes, "n": entry.n, "results": entry.results, "cart_success": entry.rate(),
+        "scoring": SCORING,
         "verification": {
             "method": v.method, "seed": v.seed, "sample": v.sample, "agreed": v.agreed, "of": v.of,
             "reason": v.reason,
@@ -118,7 +122,9 @@ def document(book: Book) -> bytes:
     return canonical_bytes({
         "format": FORMAT, "license": LICENSE, "license_url": LICENSE_URL, "citation": CITATION,
         "note": "Runs of outside agents, as submitted. Never mixed into the CanItBuy ranking. A rate is cart "
-                "success (added_to_cart or checkout_reached) over n, with a Wilson 95% interval.",
+                "success (added_to_cart or checkout_reached) over n, with a Wilson 95% interval: ARC's scoring, "
+                "also for runs of our course, which is not the course's (no control-first rule, S01 counted, no "
+                "brief) and not comparable with the Matrix; a result by the course's rules is a real-agent test.",
         "position": book.position,
         "submissions": [entry_document(e) for e in book.listed()],
     })

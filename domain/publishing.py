@@ -1,8 +1,10 @@
 """Publishing a week, and replaying the log to recompute what was published.
 
 A publication records the log position its documents were computed at and their sha256. "As published" is
-the first publication's bytes, which replaying the log up to that position gives again; "as corrected" is
-what the log says now.
+the standing publication's bytes (the first made once the week was over; while the week is in progress, the
+newest provisional one), which replaying the log up to that position gives again; "as corrected" is what the log
+says now. A week's final publication waits until every run that started in it is over, so that nothing but a
+correction changes it afterwards.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from domain.projections.fold import SKIMMED, LogState
 from domain.publications import Publication
 from domain.record import Record
 from domain.schema import Envelope
-from domain.weeks import parse_week
+from domain.weeks import is_over, parse_week
 
 
 class UnknownWeekError(LookupError):
@@ -30,6 +32,14 @@ class UnknownWeekError(LookupError):
 class NotPublishedError(LookupError):
     def __str__(self) -> str:
         return f"week {self.args[0]} has not been published"
+
+
+class RunsStillOpenError(RuntimeError):
+    """A week that is over still has runs that started in it and have not ended."""
+
+    def __str__(self) -> str:
+        week, count = self.args
+        return f"{week} is over but {count} run(s) that started in it are still running; publish once they end"
 
 
 class ReplayMismatchError(RuntimeError):
@@ -49,11 +59,18 @@ class WeekDocumentStore(Protocol):
 
     def store_published(self, documents: WeekDocuments) -> None: ...
 
+    def running_runs(self, week: str) -> int:
+        """How many public runs counting for the week have started and not ended."""
+        ...
+
 
 def publish_week(record: Record, readmodels: WeekDocumentStore, week: str, by: str) -> Publication:
-    """Compute the week's ranking and Matrix from the whole log and record their publication."""
+    """Compute the week's ranking and Matrix from the whole log and record their publication: provisional while the
+    week is in progress (by the record's clock), final once it is over and its runs have ended."""
     week = parse_week(week)
     readmodels.catch_up()
+    if is_over(week, record.clock()) and (running := readmodels.running_runs(week)):
+        raise RunsStillOpenError(week, running)
     docs = readmodels.week_documents(week)
     ranking_sha, matrix_sha = sha256_hex(docs.ranking), sha256_hex(docs.matrix)
     readmodels.store_published(docs)

@@ -6,7 +6,7 @@ eventsourcing is synchronous; async callers reach these methods through a worker
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import UTC, date, datetime
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -15,6 +15,7 @@ from uuid import UUID
 import msgspec
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError
+from eventsourcing.utils import get_topic
 
 from domain.agent_releases import AGENT_RELEASES_ID, AgentReleases, AgentSpec
 from domain.arc import Submission
@@ -25,10 +26,18 @@ from domain.manual_tests import ManualTest
 from domain.organisations import Organisation, OrganisationError, organisation_id
 from domain.ports import StepRecord
 from domain.publications import Week, publication_id
+from domain.receipt_ledger import AgentKey, AgentKeyError, KeyRegistration, SpentReceipt, agent_key_id, spent_receipt_id
 from domain.releases import CourseRelease, release_id
 from domain.runs import Run, RunKind
 from domain.schema import Envelope, name_for_topic, payload_decoder
-from domain.submissions import LeaderboardSubmission, Method, SubmissionDay, day_book_id, submission_id
+from domain.submissions import (
+    LeaderboardSubmission,
+    Method,
+    SubmissionDay,
+    SubmissionError,
+    day_book_id,
+    submission_id,
+)
 from domain.verdicts import CutShortCause, Verdict
 from domain.verification import Judgement
 
@@ -307,6 +316,67 @@ class Record(Application[UUID]):
             reason=judgement.reason, by=by, at=self.clock(),
         )
         self.save(entry)
+
+    def record_receipt_verification(
+        self, sid: UUID, judgement: Judgement, *, jtis: Mapping[str, str], by: str
+    ) -> None:
+        """Start and conclude a verification by receipts in one save; when verified, every receipt's jti (`jtis`:
+        station to jti) is spent in the same transaction, so a jti spent meanwhile by another submission makes the
+        whole save fail rather than verify two submissions with one receipt."""
+        entry = self.leaderboard_submission(sid)
+        now = self.clock()
+        entry.start_verification(method="receipts", seed="", sample=sorted(judgement.checks), by=by, at=now)
+        entry.conclude(
+            verified=judgement.verified, agreed=judgement.agreed, of=judgement.of, checks=judgement.checks,
+            reason=judgement.reason, by=by, at=now,
+        )
+        spent = [SpentReceipt.spend(jti=jti, submission=sid, station=station, by=by, at=now)
+                 for station, jti in sorted(jtis.items())] if judgement.verified else []
+        try:
+            self.save(entry, *spent)
+        except IntegrityError:
+            raise SubmissionError(
+                "a receipt of this run was used by another submission meanwhile (or the submission changed); "
+                "check the receipts again"
+            ) from None
+
+    def register_agent_key(self, *, keyid: str, agent: str, evidence: str, by: str) -> KeyRegistration:
+        """Register an agent's Web Bot Auth key (once: a key belongs to one agent); its time is the event's."""
+        key = AgentKey.register(keyid=keyid, agent=agent, evidence=evidence, by=by, at=self.clock())
+        try:
+            self.save(key)
+        except IntegrityError:
+            known = self.agent_key(key.keyid)
+            owner = known.agent if known else "an agent"
+            raise AgentKeyError(f"the key {key.keyid} is already registered to {owner}") from None
+        return key.registration()
+
+    def agent_key(self, keyid: str) -> KeyRegistration | None:
+        try:
+            key: AgentKey = self.repository.get(agent_key_id(keyid))
+        except AggregateNotFoundError:
+            return None
+        return key.registration()
+
+    def receipt_spent_by(self, jti: str) -> str | None:
+        """The submission a receipt (by its jti) verified, if any."""
+        try:
+            spent: SpentReceipt = self.repository.get(spent_receipt_id(jti))
+        except AggregateNotFoundError:
+            return None
+        return spent.submission_id
+
+    def agent_keys(self) -> list[KeyRegistration]:
+        """Every registered agent key, in the order registered."""
+        topic = get_topic(AgentKey.Registered)
+        found: list[KeyRegistration] = []
+        after = 0
+        while batch := self.recorder.select_notifications(after, 1000, topics=[topic], inclusive_of_start=False):
+            for notification in batch:
+                key: AgentKey = self.repository.get(UUID(str(notification.originator_id)))
+                found.append(key.registration())
+            after = batch[-1].id
+        return found
 
     def reject_submission(self, sid: UUID, *, reason: str, by: str) -> None:
         entry = self.leaderboard_submission(sid)

@@ -37,7 +37,8 @@ class Run(Aggregate):
         course_version: str
         """The course version the run belongs to, e.g. 2.1."""
         week: str
-        """The ISO week the result counts for, e.g. 2026-W48 (a Monday repeat counts for the week before)."""
+        """The ISO week the run was scheduled for, e.g. 2026-W48 (part of its id). When `counts_by_start` is true
+        the result counts for the ISO week, UTC, in which the run started (Run.Started), whatever this says."""
         kind: str
         """browser, reader (no JavaScript, the reading station), manual, or arc (ARC's task in a browser; never
         scored in our ranking)."""
@@ -53,6 +54,10 @@ class Run(Aggregate):
         """For private tests: the organisation that owns the run. Null for public runs."""
         target_url: str | None = None
         """For private tests and ARC runs: the start address when it is not a lab station."""
+        counts_by_start: bool = False
+        """True for every run scheduled since the week became the calendar (December 2026): the result counts for
+        the ISO week (Monday to Sunday, UTC) in which the run started. False on older events, whose result counts
+        for `week` as it did when they were published (so published weeks still replay to the same bytes)."""
 
     class Started(Aggregate.Event):
         """A worker took the run and started it."""
@@ -103,8 +108,9 @@ class Run(Aggregate):
     def __init__(
         self, *, station: str, model: str, course_version: str, week: str, kind: str, attempt: int,
         requested_by: str, repeat: int = 0, task: str = "shop", org: str | None = None,
-        target_url: str | None = None,
+        target_url: str | None = None, counts_by_start: bool = False,
     ) -> None:
+        self.counts_by_start = counts_by_start
         self.station, self.model, self.course_version, self.week = station, model, course_version, week
         self.kind, self.attempt, self.repeat, self.task = kind, attempt, repeat, task
         self.requested_by, self.org, self.target_url = requested_by, org, target_url
@@ -147,6 +153,7 @@ class Run(Aggregate):
             task=task,
             org=org,
             target_url=target_url,
+            counts_by_start=True,
         )
 
     @property

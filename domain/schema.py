@@ -23,6 +23,7 @@ from domain.lineup import LineUp
 from domain.manual_tests import ManualTest
 from domain.organisations import Organisation
 from domain.publications import Week
+from domain.receipt_ledger import AgentKey, SpentReceipt
 from domain.releases import CourseRelease
 from domain.runs import Run
 from domain.submissions import LeaderboardSubmission, SubmissionDay
@@ -57,6 +58,8 @@ EVENT_CLASSES: tuple[type[Any], ...] = (
     ArcBatch.Finished,
     AgentReleases.Opened,
     AgentReleases.Released,
+    AgentKey.Registered,
+    SpentReceipt.Spent,
 )
 
 _NOT_STORED = {"originator_id", "originator_version"}

@@ -35,7 +35,8 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True):
     control_passed: bool
     missing: list[str]
     reasons: list[str]
-    """Why unranked: excluded, no_control_pass, stations_missing."""
+    """Why unranked: excluded, no_control_result (no S01 result: cut short or not run), no_control_pass (S01's
+    result did not reach the checkout), stations_missing."""
     excluded_text: str | None = None
 
 
@@ -145,7 +146,7 @@ def _entry(
     passed = sum(1 for s in stations if (model, s) in results and _passed(results[(model, s)].verdict))
     reasons = (
         (["excluded"] if excluded_text is not None else [])
-        + ([] if control_passed else ["no_control_pass"])
+        + ([] if control_passed else ["no_control_pass"] if control_run else ["no_control_result"])
         + (["stations_missing"] if missing else [])
     )
     ranked = not reasons and bool(stations)

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 
 _WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
 
 RESULTS_CUTOFF = datetime(2026, 10, 22, 9, 0, tzinfo=UTC)
 """Agent results before this instant are left out (an agent bug, and the move to English and dollars)."""
+
+
+Clock = Callable[[], datetime]
+"""What the schedule, the week commands and the record read the time from: the system clock by default, a
+clock the tests move (Monday morning, Monday afternoon, Sunday night, the next Monday) otherwise."""
+
+
+def system_clock() -> datetime:
+    return datetime.now(UTC)
 
 
 class WeekError(ValueError):
@@ -54,3 +64,30 @@ def previous_week(week: str) -> str:
 
 def next_week(week: str) -> str:
     return week_of(week_end(week))
+
+
+def is_over(week: str, now: datetime) -> bool:
+    """Whether the week has ended at `now`: nothing can add a run to it any more."""
+    return now >= week_end(week)
+
+
+class PastWeekError(WeekError):
+    """A week that is over was named where only the week in progress can be: a run counts for the week in which it
+    starts, so no run can be added to a week that is over."""
+
+    def __init__(self, week: str, now: datetime) -> None:
+        super().__init__(
+            f"{week} is over (it ended {week_end(week):%Y-%m-%d %H:%M} UTC); a run counts for the week in which it "
+            f"starts, so only {week_of(now)} can take runs now"
+        )
+
+
+def open_week(week: str, now: datetime) -> str:
+    """The week, normalised, if runs can still be added to it at `now` (it is the week in progress)."""
+    week = parse_week(week)
+    if is_over(week, now):
+        raise PastWeekError(week, now)
+    if week != week_of(now):
+        raise WeekError(f"{week} has not begun; a run counts for the week in which it starts, so only "
+                        f"{week_of(now)} can take runs now")
+    return week

@@ -15,24 +15,53 @@ def _safe(data: object) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
 
 
-def _variant(product: catalogue.Product, colour: catalogue.Colour, size: int) -> dict[str, object]:
+def _shipping() -> dict[str, object]:
+    """Delivery terms, which schema.org defines on an Offer (not on a product): where a reader looks for them."""
+    return {
+        "@type": "OfferShippingDetails",
+        "shippingRate": {
+            "@type": "MonetaryAmount",
+            "value": f"{catalogue.DELIVERY_CENTS / 100:.2f}",
+            "currency": catalogue.CURRENCY,
+        },
+    }
+
+
+def _variant(
+    product: catalogue.Product, colour: catalogue.Colour, size: int, with_delivery: bool
+) -> dict[str, object]:
+    offer: dict[str, object] = {
+        "@type": "Offer",
+        "price": f"{product.price_cents / 100:.2f}",
+        "priceCurrency": catalogue.CURRENCY,
+        "availability": _STOCK[colour.in_stock(size)],
+    }
+    if with_delivery:
+        offer["shippingDetails"] = _shipping()
     return {
         "@type": "Product",
         "sku": f"{product.slug}-{colour.slug}-{size}",
         "name": f"{product.name}, {colour.name}, {catalogue.size_label(size)}",
         "color": colour.name,
         "size": catalogue.size_label(size),
-        "offers": {
-            "@type": "Offer",
-            "price": f"{product.price_cents / 100:.2f}",
-            "priceCurrency": catalogue.CURRENCY,
-            "availability": _STOCK[colour.in_stock(size)],
-        },
+        "offers": offer,
     }
 
 
 def product_group(product: catalogue.Product, with_delivery: bool = True) -> str:
-    """A ProductGroup whose variants run colour by colour, sizes ascending: the order of the size buttons."""
+    """A ProductGroup whose variants run colour by colour, sizes ascending: the order of the size buttons.
+
+    The delivery cost sits on every offer (the group's AggregateOffer, itself an Offer, and each variant's), never
+    on the group: s15 leaves it out of all of them, so the cost is first seen in the cart.
+    """
+    offers: dict[str, object] = {
+        "@type": "AggregateOffer",
+        "lowPrice": f"{product.price_cents / 100:.2f}",
+        "highPrice": f"{product.price_cents / 100:.2f}",
+        "priceCurrency": catalogue.CURRENCY,
+    }
+    if with_delivery:
+        offers["shippingDetails"] = _shipping()
     data: dict[str, object] = {
         "@context": "https://schema.org",
         "@type": "ProductGroup",
@@ -41,28 +70,14 @@ def product_group(product: catalogue.Product, with_delivery: bool = True) -> str
         "description": product.description,
         "brand": {"@type": "Brand", "name": "NORDLYS"},
         "variesBy": ["https://schema.org/color", "https://schema.org/size"],
-        "offers": {
-            "@type": "AggregateOffer",
-            "lowPrice": f"{product.price_cents / 100:.2f}",
-            "highPrice": f"{product.price_cents / 100:.2f}",
-            "priceCurrency": catalogue.CURRENCY,
-        },
-        "hasVariant": [_variant(product, c, s) for c in product.colours for s in catalogue.SIZES],
+        "offers": offers,
+        "hasVariant": [_variant(product, c, s, with_delivery) for c in product.colours for s in catalogue.SIZES],
         "hasMerchantReturnPolicy": {
             "@type": "MerchantReturnPolicy",
             "returnPolicyCategory": "https://schema.org/MerchantReturnFiniteReturnWindow",
             "merchantReturnDays": catalogue.RETURN_DAYS,
         },
     }
-    if with_delivery:
-        data["shippingDetails"] = {
-            "@type": "OfferShippingDetails",
-            "shippingRate": {
-                "@type": "MonetaryAmount",
-                "value": f"{catalogue.DELIVERY_CENTS / 100:.2f}",
-                "currency": catalogue.CURRENCY,
-            },
-        }
     return _safe(data)
 
 

@@ -1,16 +1,17 @@
 """The `canitbuy` command: one subcommand module per area, each in ops/commands/.
 
-Exit codes: 0 ok, 1 failure, 2 usage. Errors are printed as one clear line on stderr.
+Exit codes: 0 ok, 1 failure, 2 usage. Errors are printed as one clear line on stderr, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import pkgutil
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
+from domain.weeks import Clock, system_clock
 from ops import commands
 
 
@@ -18,29 +19,50 @@ class CommandError(Exception):
     """A failure the user can act on; printed as one line, exit code 1."""
 
 
+class UsageError(CommandError):
+    """A command asked for something it may not do (e.g. runs for a week that is over); one line, exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with its usage errors on one line: the command, what is wrong, and where help is."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="canitbuy",
         description="CanItBuy: can AI shopping agents buy? The lab, the agent, the record and the site.",
     )
+    # Subparsers are made with the parent's class, so every level errs on one line.
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"ops.commands.{info.name}")
-        module.register(sub)
+    for name in commands.TOP_LEVEL:
+        importlib.import_module(f"ops.commands.{name}").add_parser(sub)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def one_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+
+
+def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
+    """Run one command; `clock` is the time commands that depend on it read (the week in progress), for tests."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.clock = clock
     try:
         result = args.handler(args)
     except CommandError as error:
         print(f"canitbuy: {error}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(error, UsageError) else 1
     except KeyboardInterrupt:
         print("canitbuy: interrupted", file=sys.stderr)
         return 130
+    except Exception as error:  # noqa: BLE001 - the promise is one line, even for what no handler foresaw
+        print(f"canitbuy: {args.command} failed: {one_line(error)}", file=sys.stderr)
+        return 1
     return int(result or 0)
 
 

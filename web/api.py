@@ -3,8 +3,9 @@ and run recordings, each with a JSON Schema under /api/schemas/.
 
 A published week answers with the exact bytes whose sha256 its publication recorded (the newest publication
 unless `publication=N` or `as=corrected` asks otherwise); an unpublished week answers as corrected and says it
-is provisional. The repeat-run document is never part of a publication: it is always as corrected, at the read
-models' position. Every answer carries a strong ETag and answers 304 to If-None-Match.
+is provisional; a publication made while the week was in progress answers `CanItBuy-Status: provisional-publication`
+(the week's final publication supersedes it). The repeat-run document is never part of a publication: it is
+always as corrected, at the read models' position. Every answer carries a strong ETag and answers 304 to If-None-Match.
 """
 
 from __future__ import annotations
@@ -46,7 +47,10 @@ def _document(site: Site, kind: str, week: str, which: str, number: int | None) 
             raise NotFound(f"Week {week} has {info.publications if info else 0} publication(s), not {number}.")
         docs = data.readmodels.published_documents(week, index)
         shown = number if number is not None else info.publications  # type: ignore[union-attr]
-        headers = {"CanItBuy-Status": "published", "CanItBuy-Publication": str(shown)}
+        provisional = data.readmodels.publications(week)[shown - 1].provisional
+        # a publication made while the week was in progress says so; the week's close supersedes it
+        headers = {"CanItBuy-Status": "provisional-publication" if provisional else "published",
+                   "CanItBuy-Publication": str(shown)}
     body = docs.ranking if kind == "ranking" else docs.matrix
     headers["CanItBuy-Sha256"] = sha256_hex(body)
     headers["Access-Control-Allow-Origin"] = "*"

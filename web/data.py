@@ -14,6 +14,7 @@ import msgspec
 
 from adapters.readmodels import ReadModels, WeekInfo
 from domain.projections.documents import WeekDocuments
+from domain.publications import standing
 from domain.publishing import NotPublishedError, UnknownWeekError
 from domain.weeks import WeekError, parse_week
 from web.errors import BadRequest, NotFound
@@ -25,12 +26,17 @@ class WeekView(msgspec.Struct, frozen=True, kw_only=True):
     week: str
     corrected: WeekDocuments
     published: WeekDocuments | None
-    """The first publication's documents; None while the week is unpublished."""
+    """The standing publication's documents (the first final one, else the newest provisional one); None while
+    the week is unpublished."""
     latest_published: WeekDocuments | None
+    provisional: bool = False
+    """The standing publication is provisional (the week was in progress): newer runs, not corrections, may
+    differ from it."""
 
     @property
     def changed_since_publication(self) -> bool:
-        return self.published is not None and (
+        """Corrected after its (final) publication."""
+        return self.published is not None and not self.provisional and (
             self.published.ranking != self.corrected.ranking or self.published.matrix != self.corrected.matrix
         )
 
@@ -58,6 +64,9 @@ class SiteData:
 
     def store_published(self, documents: WeekDocuments) -> None:
         self.readmodels.store_published(documents)
+
+    def running_runs(self, week: str) -> int:
+        return self.readmodels.running_runs(week)
 
     # --- choosing a week (in memory) ------------------------------------------------------------------
 
@@ -92,11 +101,13 @@ class SiteData:
         published = latest = None
         if info is not None and info.publications:
             try:
-                published = self.readmodels.published_documents(week, 0)
+                published = self.readmodels.published_documents(week)
                 latest = self.readmodels.published_documents(week, -1)
             except NotPublishedError:
                 published = latest = None
-        return WeekView(week=week, corrected=corrected, published=published, latest_published=latest)
+        provisional = bool(info and info.provisional)
+        return WeekView(week=week, corrected=corrected, published=published, latest_published=latest,
+                        provisional=provisional)
 
     def documents(self, week: str) -> dict[str, Any]:
         view = self.week_view(week)
@@ -105,5 +116,6 @@ class SiteData:
             "ranking": msgspec.json.decode(view.corrected.ranking),
             "matrix": msgspec.json.decode(view.corrected.matrix),
             "published_ranking": msgspec.json.decode(view.published.ranking) if view.published else None,
-            "publications": self.readmodels.publications(week),
+            "publications": (publications := self.readmodels.publications(week)),
+            "standing": publications[standing(publications)] if publications else None,
         }

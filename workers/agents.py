@@ -12,6 +12,7 @@ from typing import Any
 from adapters.botauth import BotAuthSigner
 from adapters.models.client import HttpxModelClient
 from adapters.models.lineup import BASELINES, entrant
+from adapters.reader import build_reader
 from adapters.settings import Settings
 from domain.agent_ports import Agent, Reader
 from domain.lineup import Entrant
@@ -59,9 +60,7 @@ class AgentFactory:
         return ModelAgent(self._model_client(), self._entrant(model), self.blobs)
 
     def reader(self, model: str, store_url: str) -> Reader:
-        from adapters.reader import build_reader
-
-        return build_reader(model, store_url, settings=self.settings, blobs=self.blobs,  # type: ignore[no-any-return]
+        return build_reader(model, store_url, settings=self.settings, blobs=self.blobs,
                             client=None if model in BASELINES else self._model_client(),
                             entrant=None if model in BASELINES else self._entrant(model))
 

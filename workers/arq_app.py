@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import anyio.to_thread
@@ -20,6 +19,7 @@ from arq import Retry, cron
 from arq.connections import ArqRedis, RedisSettings, create_pool
 from arq.worker import func
 
+from adapters.botauth import signing_problem
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
 from domain.episode import MAX_SECONDS
@@ -96,7 +96,7 @@ async def schedule_tick(ctx: dict[str, Any]) -> str:
     """Reap lapsed leases, do what the schedule says is due, and requeue open runs."""
     res: Resources = ctx["resources"]
     await anyio.to_thread.run_sync(reap, res.runtime, res.leases)
-    summary = await scheduled_catch_up(ctx, datetime.now(UTC))
+    summary = await scheduled_catch_up(ctx, res.runtime.record.clock())
     ledger: RunLedger = ctx.setdefault("ledger", RunLedger(res.runtime.record))
     requeued = await requeue_open_runs(ledger, ctx["redis"])
     return f"{summary}; {requeued} requeued"
@@ -130,6 +130,9 @@ async def startup(ctx: dict[str, Any]) -> None:
     lab_url = ctx.get("lab_url") or settings.lab_url
     if not lab_url:
         raise RuntimeError("a worker needs CANITBUY_LAB_URL (where the stations answer)")
+    problem = signing_problem(lab_url, ctx.get("directory_url") or settings.agent_directory_url)
+    if problem:  # every s13 run would meet the gate unsigned: our configuration, so no run starts
+        raise RuntimeError(f"cannot sign runs: {problem}")
     runtime = await _open_runtime(settings)
     leases = open_leases(settings)
     res = build_resources(runtime, leases, lab_url=lab_url, directory_url=ctx.get("directory_url"),

@@ -77,7 +77,7 @@ async def _execute(res: Resources, run: Run) -> str:
     try:
         agent = res.agent_for(run.model)
         episode = Episode(session=session, agent=agent, task=task, recorder=recorder, blobs=res.runtime.blobs,
-                          clock=time.monotonic)
+                          clock=time.monotonic, signed=res.agents.signer is not None)
         result = await episode.run()
     finally:
         with anyio.CancelScope(shield=True):
@@ -93,7 +93,7 @@ async def _read(res: Resources, run: Run, task: Any, began: float) -> str:
     """s12: the reader answers without a browser; code grades the answer."""
     recorder = res.runtime.recorder(run.id)
     try:
-        answer = await res.reader_for(run.model, task.start_url).answer(task)
+        result = await res.reader_for(run.model, task.start_url).read(task)
     except ModelConnectionError as error:
         await recorder.cut_short("model_connection", str(error), steps=0,
                                  seconds=round(time.monotonic() - began, 3))
@@ -103,7 +103,8 @@ async def _read(res: Resources, run: Run, task: Any, began: float) -> str:
         await recorder.cut_short("our_error", f"{type(error).__name__}: {error}", steps=0,
                                  seconds=round(time.monotonic() - began, 3))
         return "cut_short"
-    verdict: Verdict = judge_answer(answer)
+    # The pages fetched are recorded with the graded facts, so the run's page shows what the reader saw.
+    verdict: Verdict = judge_answer(result.answer, pages=result.fetched)
     await recorder.finished(verdict, steps=0, seconds=round(time.monotonic() - began, 3))
     return "passed" if verdict.passed else "failed"
 

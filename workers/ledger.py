@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from domain.record import Record
+from domain.weeks import week_of
 
 
 @dataclass
@@ -25,6 +26,7 @@ class RunState:
     repeat: int
     requested_by: str
     org: str | None
+    counts_by_start: bool = False
     status: str = "scheduled"
     passed: bool | None = None
     outcome: str | None = None
@@ -37,7 +39,7 @@ class RunState:
 
     @property
     def cell(self) -> tuple[str, str, str, int]:
-        """Week, model, station, repeat: attempts of one cell replace each other."""
+        """Week (the one it counts for), model, station, repeat: attempts of one cell replace each other."""
         return (self.week, self.model, self.station, self.repeat)
 
 
@@ -62,7 +64,7 @@ class RunLedger:
             e = event
             self.runs[run_id] = RunState(
                 run_id, e.station, e.model, e.week, e.kind, e.attempt, e.repeat,  # type: ignore[attr-defined]
-                e.requested_by, e.org,  # type: ignore[attr-defined]
+                e.requested_by, e.org, e.counts_by_start,  # type: ignore[attr-defined]
             )
             return
         state = self.runs.get(run_id)
@@ -70,6 +72,8 @@ class RunLedger:
             return
         if name == "Run.Started":
             state.status = "running"
+            if state.counts_by_start:  # a run counts for the week it started in, as the projections fold it
+                state.week = week_of(event.timestamp)  # type: ignore[attr-defined]
         elif name == "Run.StepRecorded":
             state.steps += 1
         elif name == "Run.Finished":
@@ -88,8 +92,12 @@ class RunLedger:
         """Runs an executor should still take: scheduled, of a kind a worker executes."""
         return [r for r in self.runs.values() if r.status == "scheduled" and r.kind in ("browser", "reader")]
 
+    def running(self, week: str) -> list[RunState]:
+        """Public runs that started in the week (count for it) and have not ended."""
+        return [r for r in self.runs.values() if r.week == week and r.org is None and r.status == "running"]
+
     def newest_attempts(self, week: str) -> list[RunState]:
-        """For each cell of the week, its newest attempt."""
+        """For each cell of the week (runs counting for it), its newest attempt."""
         newest: dict[tuple[str, str, str, int], RunState] = {}
         for run in self.runs.values():
             # ARC runs belong to their batch (`canitbuy arc run`): the week's repeats never take them over.

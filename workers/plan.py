@@ -22,7 +22,7 @@ from workers.ledger import RunLedger
 
 RUN_NAMESPACE = uuid5(NAMESPACE_URL, "canitbuy:run")
 MAX_ATTEMPTS = 2
-"""The first run and one repeat on Monday afternoon; still missing after that, the cell stays empty."""
+"""The first run and one repeat the same Monday afternoon; still missing after that, the cell stays empty."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,8 @@ def schedule_course(
 
 
 def schedule_repeats(runtime: Runtime, ledger: RunLedger, week: str, *, requested_by: str) -> list[UUID]:
-    """A repeat (attempt + 1, counted for the same week) of every cell whose newest attempt was cut short."""
+    """A repeat (attempt + 1) of every cell of the week whose newest attempt was cut short. It counts for the week
+    in which it starts, so the schedule makes it while the week is in progress (the same Monday afternoon)."""
     due = [
         (Cell(r.model, r.station, r.repeat), r.attempt + 1)
         for r in ledger.newest_attempts(week)

@@ -1,10 +1,13 @@
-"""The schedule: the weekly line-up Monday 06:00 UTC, Monday 14:00 UTC a repeat of every run of the previous
-week that was cut short, and the previous week's publication once those repeats are over.
+"""The schedule: the weekly line-up Monday 06:00 UTC, the same Monday from 14:00 UTC a repeat of every run of the
+line-up that was cut short, and the week's publication once the week is over (Sunday has ended) and every run that
+started in it has ended. A week is the calendar: a run counts for the ISO week in which it started, so nothing the
+schedule does on a Monday can change the week before.
 
 `catch_up(now)` is the whole schedule as one idempotent function of the clock and the log: it does what is due
-and not yet done. arq's cron calls it every few minutes (and at worker start), `canitbuy week schedule` calls
-it for the embedded default, so a schedule missed during downtime is caught up at the next call and never
-doubled (run ids are deterministic, publications are checked first).
+and not yet done; `now` comes from the runtime's clock (the record's), which the tests move. arq's cron calls it
+every few minutes (and at worker start), `canitbuy week schedule` calls it for the embedded default, so a
+schedule missed during downtime is caught up at the next call and never doubled (run ids are deterministic,
+publications are checked first).
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ log = logging.getLogger("canitbuy.schedule")
 LINEUP_AT = timedelta(hours=6)
 """After Monday 00:00 UTC."""
 REPEAT_AT = timedelta(hours=14)
-PUBLISH_BY = timedelta(hours=20)
-"""Publish the previous week once its repeats are over, and at this time at the latest."""
+PUBLISH_AFTER = timedelta(minutes=10)
+"""After the week's end (Monday 00:00 UTC): a run started in the last instant of Sunday is in the log by then."""
 LOOKBACK_WEEKS = 4
 """How far back an unpublished week is still published after downtime."""
 
@@ -55,28 +58,27 @@ def catch_up(
     if since_monday >= LINEUP_AT:
         done.lineup = schedule_course(runtime, week, models, repeats=repeats, requested_by="scheduler")
     ledger.refresh()
-    last = previous_week(week)
     if since_monday >= REPEAT_AT:
-        done.repeats = schedule_repeats(runtime, ledger, last, requested_by="scheduler")
+        done.repeats = schedule_repeats(runtime, ledger, week, requested_by="scheduler")
         ledger.refresh()
     if publish is None:
         return done
     for candidate in _unpublished(runtime, ledger, week):
-        open_runs = [r for r in ledger.newest_attempts(candidate) if not r.is_over]
-        repeats_over = candidate != last or (since_monday >= REPEAT_AT and not open_runs)
-        if repeats_over or since_monday >= PUBLISH_BY:
+        settled = candidate != previous_week(week) or since_monday >= PUBLISH_AFTER
+        if settled and not ledger.running(candidate):
             publish(runtime, candidate)
             done.published.append(candidate)
     return done
 
 
 def _unpublished(runtime: Runtime, ledger: RunLedger, current: str) -> list[str]:
-    """Past weeks (newest LOOKBACK_WEEKS) that have public runs and no publication yet."""
+    """Weeks that are over (the newest LOOKBACK_WEEKS) with public runs and no final publication yet."""
     weeks, week = [], current
     for _ in range(LOOKBACK_WEEKS):
         week = previous_week(week)
         has_runs = any(r.week == week and r.org is None for r in ledger.runs.values())
-        if has_runs and runtime.record.week_record(week) is None:
+        record = runtime.record.week_record(week) if has_runs else None
+        if has_runs and (record is None or record.final is None):
             weeks.append(week)
     return sorted(weeks)
 
@@ -105,7 +107,8 @@ def week_models(runtime: Runtime, week: str) -> list[str]:
 
 
 async def scheduled_catch_up(ctx: dict[str, object], now: datetime) -> str:
-    """The arq cron's and `week schedule`'s entry: catch up in a worker thread, then enqueue what is due."""
+    """The arq cron's and `week schedule`'s entry: catch up in a worker thread, then enqueue what is due. `now` is
+    the runtime's clock as the caller read it (the arq cron reads the record's)."""
     import anyio.to_thread
 
     res = ctx["resources"]

@@ -1,16 +1,15 @@
-"""How a built-in agent answers the read question from fetched pages: structured data first, then, if it reads
-text, the visible text of the product page and the help pages."""
+"""The built-in reader: how a built-in agent answers the read question from fetched pages, structured data first,
+then, if it reads text, the visible text of the product page and the help pages."""
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from adapters.agents.page_facts import cents, json_ld_nodes
+from adapters.fetcher import MAX_PAGES, StorePage, crawl_store, product_asked
+from domain.agent_ports import ReadResult, Task
 from domain.verdicts import ReadAnswer
-
-if TYPE_CHECKING:
-    from adapters.reader import StorePage
 
 _SIZES = (42, 44)
 
@@ -64,3 +63,18 @@ def answer_from_pages(pages: list[StorePage], product: str, *, reads_text: bool)
                 facts.setdefault(key, value)
     said = ", ".join(f"{k}={v}" for k, v in sorted(facts.items())) or "nothing found"
     return ReadAnswer(text=f"{product}: {said}", **facts)
+
+
+class BuiltinReader:
+    """A built-in agent as a reader: structured data only, or structured data and then visible text."""
+
+    def __init__(self, reads_text: bool, *, max_pages: int = MAX_PAGES) -> None:
+        self.reads_text, self.max_pages = reads_text, max_pages
+
+    async def answer(self, task: Task) -> ReadAnswer:
+        return (await self.read(task)).answer
+
+    async def read(self, task: Task) -> ReadResult:
+        crawl = await crawl_store(task.start_url, task.text, max_pages=self.max_pages)
+        answer = answer_from_pages(crawl.pages, product_asked(task.text), reads_text=self.reads_text)
+        return ReadResult(answer=answer, pages=[p.url for p in crawl.pages], fetched=crawl.fetched, notes=answer.text)

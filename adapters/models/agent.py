@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from adapters.models.client import HttpxModelClient
+from adapters.models.client import CallState, HttpxModelClient
 from adapters.models.lineup import cost_usd
 from adapters.models.prompt import MAX_TOKENS, TEMPERATURE, act_tool, messages, tool_schema_sha256
 from domain.actions import Action, ActionError, decode_action
@@ -35,12 +35,21 @@ class ModelAgent:
     def __init__(self, client: HttpxModelClient, model: Entrant, blobs: BlobStore) -> None:
         self._client, self._model, self._blobs = client, model, blobs
         self.name, self.version = model.model, model.route
+        self._call: CallState | None = None
+        """The call in flight (one agent per run, so one at a time); None once it answered."""
+
+    def connection_trouble(self) -> str | None:
+        """The newest failure of the model call in flight (ModelLink): the episode asks when its time ran out."""
+        call = self._call
+        return call.problem if call is not None and call.failures else None
 
     async def decide(self, observation: Observation, task: Task, history: list[StepRecord]) -> Decision:
         payload = {"model": self._model.route, "messages": messages(observation, task, history),
                    "tools": [act_tool()], "tool_choice": "auto", "temperature": TEMPERATURE,
                    "max_tokens": MAX_TOKENS}
-        reply = await self._client.complete(payload)
+        self._call = CallState()
+        reply = await self._client.complete(payload, self._call)
+        self._call = None
         exchange = self._blobs.put(exchange_json(payload, observation.screenshot, reply.body, reply.attempts))
         usage = reply.body.get("usage") or {}
         tokens_in, tokens_out = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))

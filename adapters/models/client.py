@@ -1,7 +1,10 @@
 """HttpxModelClient: an OpenAI-compatible chat-completions client with time-outs and polite retries.
 
 429 and 5xx answers and broken connections are retried with back-off (Retry-After honoured up to a bound);
-when every attempt fails the model cannot be reached, and the run is cut short (not a result).
+when every attempt fails the model cannot be reached, and the run is cut short (not a result). A caller may pass
+a `CallState` to see, while the call is in flight, whether it has met a failure yet: the run's clock can run out
+mid-call, and then that decides whose time it was (see `domain.agent_ports.ModelLink`). The client is shared by
+a process's runs, so the state is the caller's, one per call.
 """
 
 from __future__ import annotations
@@ -16,6 +19,19 @@ import httpx
 from domain.agent_ports import ModelConnectionError
 
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
+
+
+@dataclass
+class CallState:
+    """What one call has met so far; readable while the call is in flight, or after it was cancelled."""
+
+    failures: int = 0
+    """Attempts that failed: a transport error (refused, reset, connect or read time-out) or a retried status."""
+    problem: str = ""
+    """The newest failure, in a few words."""
+
+    def failed(self, problem: str) -> None:
+        self.failures, self.problem = self.failures + 1, problem
 
 
 @dataclass(frozen=True)
@@ -33,17 +49,20 @@ class HttpxModelClient:
                                        timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))
         self._attempts, self._backoff, self._max_retry_after = attempts, backoff, max_retry_after
 
-    async def complete(self, payload: dict[str, Any]) -> ChatReply:
+    async def complete(self, payload: dict[str, Any], state: CallState | None = None) -> ChatReply:
         started, problem = time.monotonic(), ""
+        state = state if state is not None else CallState()
         for attempt in range(1, self._attempts + 1):
             try:
                 response = await self._http.post("chat/completions", json=payload)
             except httpx.TransportError as error:
-                problem = f"{type(error).__name__}: {error}"
+                problem = f"{type(error).__name__}: {error}".rstrip(": ")
+                state.failed(problem)
                 await self._pause(attempt, None)
                 continue
             if response.status_code in RETRY_STATUSES:
                 problem = f"HTTP {response.status_code}"
+                state.failed(problem)
                 await self._pause(attempt, response.headers.get("retry-after"))
                 continue
             if response.status_code >= 400:

@@ -6,9 +6,9 @@ import json
 
 import msgspec
 
+from adapters.fetcher import MAX_PAGES, StorePage, crawl_store
 from adapters.models.client import HttpxModelClient
 from adapters.models.lineup import cost_usd
-from adapters.reader import MAX_PAGES, StoreFetcher, StorePage, product_asked
 from domain.agent_ports import ReadResult, Task
 from domain.lineup import Entrant
 from domain.ports import BlobStore
@@ -34,11 +34,8 @@ class ModelReader:
         return (await self.read(task)).answer
 
     async def read(self, task: Task) -> ReadResult:
-        fetcher = StoreFetcher(task.start_url, max_pages=self._max_pages)
-        try:
-            pages = await fetcher.crawl(task.start_url, wanted=product_asked(task.text))
-        finally:
-            await fetcher.aclose()
+        crawl = await crawl_store(task.start_url, task.text, max_pages=self._max_pages)
+        pages = crawl.pages
         schema = msgspec.json.schema(ReadAnswer)
         payload = {
             "model": self._model.route, "temperature": 0, "max_tokens": 400,
@@ -51,7 +48,8 @@ class ModelReader:
         exchange = self._blobs.put(json.dumps({"request": payload, "response": reply.body}).encode())
         usage = reply.body.get("usage") or {}
         tokens_in, tokens_out = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
-        return ReadResult(answer=_decode(reply.body), pages=[p.url for p in pages], notes=f"[exchange {exchange}]",
+        return ReadResult(answer=_decode(reply.body), pages=[p.url for p in pages], fetched=crawl.fetched,
+                          notes=f"[exchange {exchange}]",
                           tokens_in=tokens_in, tokens_out=tokens_out, model_ms=reply.ms,
                           cost_usd=cost_usd(self._model, tokens_in, tokens_out))
 

@@ -7,7 +7,7 @@ documented field by field in docs/schemas/ranking.json and docs/schemas/matrix.j
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import date, timedelta
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -18,7 +18,8 @@ from domain.canonical import canonical_bytes, decimal_text
 from domain.course import CourseSpec, decode_course
 from domain.facts import ReleaseFact, RunFact, WeekFacts
 from domain.scoring import Entry, WeekScore, score_week
-from domain.weeks import week_end, week_start
+from domain.verdicts import accepted_all_cookies
+from domain.weeks import week_end
 
 LICENSE = "CC BY 4.0"
 RANKING_FORMAT = "canitbuy-ranking/1"
@@ -51,30 +52,60 @@ def course_for_week(releases: list[ReleaseFact], week: str) -> CourseSpec:
     return _course(in_force[-1].spec)
 
 
-def citation(kind: str, week: str, version: str, position: int) -> str:
-    monday = week_start(week).date()
-    sunday = monday + timedelta(days=6)
-    return (
-        f"CanItBuy AI agent {kind}, {week} ({monday} to {sunday}), course {version}, log position {position}. "
-        f"{LICENSE}."
-    )
+CITED_AS = "CanItBuy AI agent ranking, canitbuy.com/ranking"
+"""The method's citation, word for word ("Cite as: CanItBuy AI agent ranking, canitbuy.com/ranking, week and date")."""
+
+
+def as_of(facts: WeekFacts) -> date:
+    """The date of the citation: the day of the newest result or correction the week's documents hold.
+
+    Taken from the facts (never the clock), so a replay cites the same date; a later correction moves it on.
+    """
+    times = [r.ended_at or r.started_at or r.scheduled_at for r in facts.runs if r.week == facts.week and r.org is None]
+    times += [c.withdrawn_at or c.issued_at for c in facts.corrections if c.week == facts.week]
+    return max(times).date() if times else (week_end(facts.week) - timedelta(days=1)).date()
+
+
+def citation(facts: WeekFacts) -> str:
+    """How to cite the week's data, exactly as the method gives it: "<ranking>, <week>, <date>"."""
+    return f"{CITED_AS}, {facts.week}, {as_of(facts).isoformat()}"
 
 
 def document_header(fmt: str, kind: str, facts: WeekFacts, course: CourseSpec) -> dict[str, Any]:
     return {
         "format": fmt, "license": LICENSE, "week": facts.week, "course_version": course.version,
-        "position": facts.position, "citation": citation(kind, facts.week, course.version, facts.position),
+        "position": facts.position, "citation": citation(facts),
     }
 
 
-def _entry_json(entry: Entry, labels: dict[str, str]) -> dict[str, Any]:
+def _entry_json(entry: Entry, labels: dict[str, str], score: WeekScore, runs: list[RunFact],
+                control: str) -> dict[str, Any]:
+    without = ([control] if "no_control_result" in entry.reasons else []) + entry.missing
     return {
         "model": entry.model, "label": labels.get(entry.model, entry.model), "ranked": entry.ranked,
         "place": entry.place, "passed": entry.passed, "of": entry.of,
         "share": decimal_text(entry.share) if entry.share is not None else None,
         "control_passed": entry.control_passed, "missing": entry.missing, "reasons": entry.reasons,
         "excluded_text": entry.excluded_text,
+        "no_result": {code: _why_no_result(entry.model, code, runs) for code in without},
+        "accepted_all_cookies": sum(
+            1 for (model, _), run in score.results.items()
+            if model == entry.model and run.verdict is not None and accepted_all_cookies(run.verdict)
+        ),
     }
+
+
+def _last_tried(model: str, station: str, runs: list[RunFact]) -> RunFact | None:
+    tried = [r for r in runs if r.model == model and r.station == station and r.ended_at is not None]
+    return max(tried, key=lambda r: (r.ended_at, r.end_position or 0), default=None)
+
+
+def _why_no_result(model: str, station: str, runs: list[RunFact]) -> str:
+    """our_error or model_connection (the last run was cut short, not the model's failure), else not_run."""
+    last = _last_tried(model, station, runs)
+    if last is not None and last.status == "cut_short" and last.cut_short_cause:
+        return last.cut_short_cause
+    return "not_run"
 
 
 def ranking_document(facts: WeekFacts, course: CourseSpec, score: WeekScore) -> dict[str, Any]:
@@ -82,7 +113,8 @@ def ranking_document(facts: WeekFacts, course: CourseSpec, score: WeekScore) -> 
     doc["control"] = course.control.code
     doc["stations"] = score.stations
     doc["excluded_stations"] = [{"station": s, "text": t} for s, t in sorted(score.excluded_stations.items())]
-    doc["entries"] = [_entry_json(e, facts.labels) for e in score.entries]
+    runs = [r for r in facts.runs if r.week == facts.week and r.org is None]
+    doc["entries"] = [_entry_json(e, facts.labels, score, runs, course.control.code) for e in score.entries]
     doc["corrections"] = [
         {"id": c.correction_id, "target": c.target, "change": c.change, "text": c.public_text,
          "model": c.model, "station": c.station, "run_id": c.run_id}
@@ -99,13 +131,15 @@ def _cell(model: str, station: str, score: WeekScore, runs: list[RunFact], corre
         return {
             "status": status, "run_id": run.run_id, "outcome": v.outcome, "stage": v.stage, "step": v.step,
             "broke": list(v.broke), "corrected": run.run_id in corrected,
+            "remarks": ["consent_all"] if accepted_all_cookies(v) else [], "cause": None,
         }
-    tried = [r for r in runs if r.model == model and r.station == station and r.ended_at is not None]
-    last = max(tried, key=lambda r: (r.ended_at, r.end_position or 0), default=None)
+    last = _last_tried(model, station, runs)
+    cut = bool(last and last.status == "cut_short")
     return {
-        "status": "cut_short" if last and last.status == "cut_short" else "not_run",
+        "status": "cut_short" if cut else "not_run",
         "run_id": last.run_id if last else None, "outcome": None, "stage": None, "step": None, "broke": [],
-        "corrected": bool(last and last.run_id in corrected),
+        "corrected": bool(last and last.run_id in corrected), "remarks": [],
+        "cause": last.cut_short_cause if cut and last else None,
     }
 
 

@@ -3,6 +3,10 @@
 `LogState.apply` returns the weeks an event can change (ALL for course releases and line-up changes), which
 tells the read models what to refresh and the audit export what a week depends on. Run.Started and
 Run.StepRecorded change no week's ranking or Matrix, and private runs change nothing public.
+
+A week is the calendar: a run counts for the ISO week (UTC) in which its Run.Started falls, whatever week it was
+scheduled for. Until it starts it sits in the week it was scheduled for; a Run.Started in another week moves it
+there (and is then part of what that week depends on). Runs scheduled before this rule keep their label.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from domain.facts import (
 )
 from domain.organisations import terms_of
 from domain.schema import Envelope
+from domain.weeks import week_of
 
 ALL = "*"
 """Affects every week."""
@@ -140,7 +145,7 @@ class LogState:
         self.runs[e.originator_id] = RunFact(
             run_id=e.originator_id, station=p.station, model=p.model, week=p.week, kind=p.kind,
             course_version=p.course_version, task=p.task, attempt=p.attempt, repeat=p.repeat, org=p.org,
-            scheduled_at=p.timestamp, position=e.position,
+            scheduled_at=p.timestamp, position=e.position, counts_by_start=p.counts_by_start,
         )
         self.dirty_runs.add(e.originator_id)
         return _public_week(self.runs[e.originator_id])
@@ -154,7 +159,11 @@ class LogState:
     def _started(self, e: Envelope) -> frozenset[str]:
         run = self._run(e)
         run.status, run.started_at = "running", e.payload.timestamp
-        return NONE
+        started_in = week_of(run.started_at)
+        if not run.counts_by_start or started_in == run.week:
+            return NONE
+        run.scheduled_week, run.week = run.scheduled_week or run.week, started_in
+        return _public_week(run)
 
     def _step_recorded(self, e: Envelope) -> frozenset[str]:
         self._run(e).steps += 1
@@ -204,7 +213,7 @@ class LogState:
         self.publications.append(PublicationFact(
             week=self.week_ids[e.originator_id], position=p.position, ranking_sha256=p.ranking_sha256,
             matrix_sha256=p.matrix_sha256, course_version=p.course_version, by=p.by, at=p.timestamp,
-            event_position=e.position,
+            event_position=e.position, provisional=p.provisional,
         ))
         return NONE
 

@@ -15,6 +15,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lab import render
+from lab.botauth.limits import limits
 from lab.botauth.verifier import SignatureRejected, SignedRequest, Verifier
 from lab.receipts import RECEIPT_KEYS_PATH
 
@@ -44,7 +45,7 @@ class BotGate:
         await self.app(scope, receive, send)
 
     async def _gate(self, send: Send) -> None:
-        body = render.render_text("gate.html").encode()
+        body = render.render_text("gate.html", limits=limits()).encode()
         await send(
             {
                 "type": "http.response.start",

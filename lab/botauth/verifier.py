@@ -19,10 +19,13 @@ from lab.botauth import fields
 from lab.botauth.directory import DirectoryError, KeyDirectory
 
 TAG = "web-bot-auth"
+ALGORITHM = "ed25519"
 MAX_WINDOW_S = 300
 SKEW_S = 30
 REQUIRED = {"@authority", "signature-agent"}
 MAX_COMPONENTS = 16
+DERIVED = ("@method", "@authority", "@scheme", "@path", "@query", "@request-target", "@target-uri")
+"""The derived components a signature may cover; any other (e.g. @status, @query-param) is refused."""
 
 
 class SignatureRejected(Exception):
@@ -66,7 +69,7 @@ class SignedRequest:
             "@request-target": target,
             "@target-uri": f"{self.scheme}://{self.authority}{target}",
         }
-        if name not in values:
+        if name not in DERIVED:
             raise SignatureRejected(f"component {name} is not supported")
         return values[name]
 
@@ -124,7 +127,7 @@ def _check_params(params: dict[str, object], names: list[str]) -> tuple[int, str
     """The expiry and keyid of a signature whose parameters and covered components are acceptable."""
     if params.get("tag") != TAG:
         raise SignatureRejected("not tagged web-bot-auth")
-    if params.get("alg", "ed25519") != "ed25519":
+    if params.get("alg", ALGORITHM) != ALGORITHM:
         raise SignatureRejected("algorithm is not ed25519")
     if not set(names) >= REQUIRED or len(set(names)) != len(names) or len(names) > MAX_COMPONENTS:
         raise SignatureRejected("must cover @authority and signature-agent, each once")

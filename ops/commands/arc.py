@@ -32,6 +32,7 @@ from domain.weeks import week_of
 from ops.arc_export import batch_ends, check_export, export_batch
 from ops.arc_files import TestSetError, is_lab, pick, read_test_set, start_url, unreachable
 from ops.cli import CommandError
+from ops.commands import Subcommands
 from ops.local_services import local_services
 from workers.agents import UnknownModelError, is_known
 from workers.leases import open_leases
@@ -39,8 +40,8 @@ from workers.pool import EmbeddedPool
 from workers.resources import build_resources
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("arc", help="ARC's task on an ARC-shaped test set, and its submission")
+def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
+    parser = subcommands.add_parser("arc", help="ARC's task on an ARC-shaped test set, and its submission")
     sub = parser.add_subparsers(dest="arc_command", metavar="ARC_COMMAND", required=True)
     run = sub.add_parser("run", help="run an agent on every row (or --ids) of a test set, as one batch")
     run.add_argument("--test-set", required=True,
@@ -56,6 +57,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     export.add_argument("--public-url", help="https base of the site for evidence addresses "
                                              "(default CANITBUY_PUBLIC_URL; unset leaves them out)")
     export.set_defaults(handler=arc_export)
+    return parser
 
 
 def _settings(lab_url: str | None = None) -> Settings:

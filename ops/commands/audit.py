@@ -9,14 +9,15 @@ from pathlib import Path
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
 from adapters.settings import Settings
-from domain.audit import AuditError, export_lines, verify_lines, week_events
+from domain.audit import AuditError, export_lines, is_provisional, verify_lines, week_events
 from domain.publishing import NotPublishedError, UnknownWeekError
 from domain.weeks import WeekError, parse_week
 from ops.cli import CommandError
+from ops.commands import Subcommands
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    audit = subparsers.add_parser("audit", help="export, verify and replay published weeks")
+def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
+    audit = subcommands.add_parser("audit", help="export, verify and replay published weeks")
     sub = audit.add_subparsers(dest="audit_command", metavar="AUDIT_COMMAND", required=True)
     export = sub.add_parser("export", help="write the events a week's publication depended on (JSON Lines)")
     export.add_argument("--week", required=True, help="ISO week, e.g. 2026-W48")
@@ -35,6 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="what the whole log says now, corrections applied")
     replay.add_argument("--matrix", action="store_true", help="print the Matrix instead of the ranking")
     replay.set_defaults(handler=replay_week)
+    return audit
 
 
 def _week(text: str) -> str:
@@ -60,7 +62,8 @@ def export_week(args: argparse.Namespace) -> int:
         with args.out.open("wb") as out:
             for line in export_lines(events, publication):
                 out.write(line + b"\n")
-        print(f"wrote {args.out}: {week}, publication {args.publication} at log position {publication.position}")
+        kind = " (provisional)" if publication.provisional else ""
+        print(f"wrote {args.out}: {week}, publication {args.publication}{kind} at log position {publication.position}")
         return 0
     finally:
         record.close()
@@ -78,7 +81,10 @@ def verify_file(args: argparse.Namespace) -> int:
         docs = verify_lines(lines)
     except AuditError as error:
         raise CommandError(f"{args.file}: {error}") from None
-    print(f"{args.file}: verified {docs.week} at log position {docs.position}: ranking and Matrix hash as published")
+    kind = (" (a provisional publication, made while the week was in progress; the week's final publication "
+            "supersedes it)") if is_provisional(lines[0]) else ""
+    print(f"{args.file}: verified {docs.week} at log position {docs.position}: ranking and Matrix hash as "
+          f"published{kind}")
     return 0
 
 

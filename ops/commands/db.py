@@ -12,10 +12,11 @@ from adapters.settings import Settings
 from adapters.sqldb import SqlDb
 from domain.record import UndecodableEventError
 from ops.cli import CommandError
+from ops.commands import Subcommands
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    db = subparsers.add_parser("db", help="the read models: migrate, rebuild, catch up")
+def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
+    db = subcommands.add_parser("db", help="the read models: migrate, rebuild, catch up")
     sub = db.add_subparsers(dest="db_command", metavar="DB_COMMAND", required=True)
     sub.add_parser("migrate", help="apply the numbered SQL files in migrations/ not yet applied").set_defaults(
         handler=migrate
@@ -26,6 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub.add_parser("catch-up", help="project the events added since the last run").set_defaults(
         handler=lambda args: project(args, rebuild=False)
     )
+    return db
 
 
 def migrate(args: argparse.Namespace) -> int:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ops.commands import Subcommands
+
 RECEIPT_KEY_FILE = "lab-receipt.key"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    lab = subparsers.add_parser("lab", help="the NORDLYS test store in 18 stations")
+def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
+    lab = subcommands.add_parser("lab", help="the NORDLYS test store in 18 stations")
     lab_sub = lab.add_subparsers(dest="lab_command", metavar="LAB_COMMAND", required=True)
     serve = lab_sub.add_parser("serve", help="serve every station (sNN.<domain>) and the lab index (<domain>)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
@@ -33,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "receipts stay verifiable across restarts (default: lab-receipt.key in CANITBUY_DATA_DIR, i.e. var/)",
     )
     serve.set_defaults(handler=serve_lab)
+    return lab
 
 
 def _station_names() -> dict[str, str]:

@@ -19,6 +19,7 @@ from adapters.settings import Settings, SettingsError
 from adapters.wiring import Runtime, build_runtime
 from domain.course import load_course
 from ops.cli import CommandError
+from ops.commands import Subcommands
 from ops.local_services import local_services
 from workers.agents import UnknownModelError, is_known
 from workers.executor import execute_run
@@ -26,14 +27,15 @@ from workers.leases import open_leases
 from workers.resources import build_resources
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("run", help="run one agent on one station, recorded like any run")
+def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
+    parser = subcommands.add_parser("run", help="run one agent on one station, recorded like any run")
     parser.add_argument("--station", required=True, help="station code, s01..s18 (s12 runs the reader)")
     parser.add_argument("--model", required=True, help="a built-in agent (baseline-robust, ...) or a line-up model")
     parser.add_argument("--lab-url", help="where the stations answer, e.g. http://127.0.0.1:8700 "
                                           "(default CANITBUY_LAB_URL, else a lab started in-process)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run_one)
+    return parser
 
 
 def _settings(lab_url: str | None) -> Settings:

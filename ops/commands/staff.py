@@ -8,9 +8,11 @@ import argparse
 import getpass
 import sys
 
+from ops.commands import Subcommands
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    staff = subparsers.add_parser("staff", help="staff desk accounts")
+
+def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
+    staff = subcommands.add_parser("staff", help="staff desk accounts")
     sub = staff.add_subparsers(dest="staff_command", metavar="STAFF_COMMAND", required=True)
     add = sub.add_parser("add", help="make a staff desk account")
     add.add_argument("email")
@@ -21,6 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
     add.add_argument("--replace", action="store_true", help="set a new password (and role) for an existing account")
     add.set_defaults(handler=add_account)
+    return staff
 
 
 def _password(from_stdin: bool) -> str:

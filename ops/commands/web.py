@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from ops.commands import Subcommands
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    web = subparsers.add_parser("web", help="the public site and the staff desk")
+
+def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
+    web = subcommands.add_parser("web", help="the public site and the staff desk")
     sub = web.add_subparsers(dest="web_command", metavar="WEB_COMMAND", required=True)
     serve = sub.add_parser("serve", help="serve the site over HTTP (put TLS in front of it in production)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
@@ -14,6 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--proxy-headers", action="store_true",
                        help="trust X-Forwarded-For from the proxy in front (for rate limits per client address)")
     serve.set_defaults(handler=serve_site)
+    return web
 
 
 def serve_site(args: argparse.Namespace) -> int:

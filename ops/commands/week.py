@@ -1,4 +1,7 @@
-"""`canitbuy week publish | show`: publish a week's ranking and Matrix; show what the record holds for it."""
+"""`canitbuy week publish | show`: publish a week's ranking and Matrix; show what the record holds for it.
+
+`week run` and `week schedule` live in week_run.py; this module hands them the same group.
+"""
 
 from __future__ import annotations
 
@@ -8,33 +11,40 @@ from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
 from adapters.settings import Settings
 from domain.publications import PublicationError
-from domain.publishing import UnknownWeekError, publish_week
-from domain.weeks import WeekError, parse_week
+from domain.publishing import RunsStillOpenError, UnknownWeekError, publish_week
+from domain.weeks import WeekError, parse_week, system_clock
 from ops.cli import CommandError
+from ops.commands import Subcommands, week_run
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    week = subparsers.add_parser("week", help="publish and inspect weeks")
+def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
+    week = subcommands.add_parser("week", help="run, publish and inspect weeks")
     sub = week.add_subparsers(dest="week_command", metavar="WEEK_COMMAND", required=True)
-    publish = sub.add_parser("publish", help="compute and publish a week's ranking and Matrix")
-    publish.add_argument("--week", required=True, help="ISO week, e.g. 2026-W48")
-    publish.add_argument("--by", required=True, help="who publishes (staff e-mail)")
-    publish.set_defaults(handler=publish)
+    week_run.add_subcommands(sub)
+    # The parser is not called `publish`: that name is the handler's (shadowing it once set the parser itself as
+    # the handler, and `week publish` crashed with "'ArgumentParser' object is not callable").
+    publisher = sub.add_parser("publish", help="compute and publish a week's ranking and Matrix (provisionally while "
+                                               "the week is in progress)")
+    publisher.add_argument("--week", required=True, help="ISO week, e.g. 2026-W48")
+    publisher.add_argument("--by", required=True, help="who publishes (staff e-mail)")
+    publisher.set_defaults(handler=publish)
     show = sub.add_parser("show", help="a week's position, course version and publications")
-    show.add_argument("--week", required=True)
+    show.add_argument("--week", required=True, help="ISO week, e.g. 2026-W48")
     show.set_defaults(handler=show_week)
+    return week
 
 
 def publish(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
-    record = open_record(settings)
+    record = open_record(settings, clock=getattr(args, "clock", system_clock))
     try:
         published = publish_week(record, ReadModels(settings, record), args.week, args.by)
-    except (WeekError, UnknownWeekError, PublicationError) as error:
+    except (WeekError, UnknownWeekError, PublicationError, RunsStillOpenError) as error:
         raise CommandError(str(error)) from None
     finally:
         record.close()
-    print(f"published {published.week} at log position {published.position}")
+    kind = "provisionally (the week is in progress) " if published.provisional else ""
+    print(f"published {published.week} {kind}at log position {published.position}")
     print(f"  ranking sha256 {published.ranking_sha256}\n  matrix  sha256 {published.matrix_sha256}")
     return 0
 
@@ -54,7 +64,8 @@ def show_week(args: argparse.Namespace) -> int:
         record.close()
     print(f"{week}: course {docs.course_version}, results up to log position {docs.position}")
     for n, p in enumerate(publications, start=1):
-        print(f"  publication {n}: position {p.position} by {p.by} at {p.at:%Y-%m-%d %H:%M} UTC")
+        kind = " (provisional)" if p.provisional else ""
+        print(f"  publication {n}{kind}: position {p.position} by {p.by} at {p.at:%Y-%m-%d %H:%M} UTC")
     if not publications:
         print("  not published")
     return 0

@@ -1,7 +1,7 @@
 """`canitbuy week run | schedule`: the weekly course, executed now; and the schedule's catch-up.
 
-These join the `week` command (whose `publish` and `show` live in week.py): this module registers after it
-and adds its subcommands to the same group.
+These join the `week` command (whose `publish` and `show` live in week.py): week.py hands this module its group
+of subcommands.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ import anyio.to_thread
 
 from adapters.settings import Settings, SettingsError
 from adapters.wiring import Runtime, build_runtime
-from domain.weeks import WeekError, parse_week, week_of
-from ops.cli import CommandError
+from domain.weeks import PastWeekError, WeekError, is_over, open_week, system_clock, week_of
+from ops.cli import CommandError, UsageError
+from ops.commands import Subcommands
 from ops.local_services import local_services
 from ops.progress import Progress, Tally
 from ops.week_course import CourseRun
@@ -28,13 +29,10 @@ from workers.plan import schedule_course, schedule_repeats
 from workers.schedule import catch_up, publish, week_models, week_repeats
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    week = subparsers.choices.get("week") or subparsers.add_parser("week", help="run, publish and inspect weeks")
-    group = next((a for a in week._actions if isinstance(a, argparse._SubParsersAction)), None)
-    if group is None:
-        group = week.add_subparsers(dest="week_command", metavar="WEEK_COMMAND", required=True)
+def add_subcommands(group: Subcommands) -> None:
     run = group.add_parser("run", help="schedule the line-up over the course and execute it now")
-    run.add_argument("--week", help="ISO week the results count for (default: this week, UTC)")
+    run.add_argument("--week", help="the week in progress, UTC (the default): a run counts for the ISO week in "
+                                    "which it starts, so a week that is over takes no more runs")
     run.add_argument("--models", help="comma-separated models or built-in agents (default: the week's line-up; "
                                       "the five built-in agents when no model key is configured)")
     run.add_argument("--stations", help="comma-separated subset of stations, for trials (a partial week ranks "
@@ -42,12 +40,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--repeats", type=int, help="runs per station and model (k) for every model (default: each "
                                                  "line-up entrant's repeats as staff set it; 1 for others)")
     run.add_argument("--concurrency", type=int, help="runs at once in-process (default CANITBUY_CONCURRENCY)")
-    run.add_argument("--publish", action="store_true", help="publish the week when its runs are over")
+    run.add_argument("--publish", action="store_true", help="publish the week when its runs are over: "
+                     "provisionally while the week is in progress (its final publication follows once it is over)")
     run.add_argument("--json", action="store_true", help="print one JSON object (progress goes to stderr)")
     run.set_defaults(handler=run_week)
     schedule = group.add_parser("schedule", help="do what the schedule says is due (line-up Monday 06:00 UTC, "
                                                   "repeats Monday 14:00, then publication); safe to repeat")
-    schedule.add_argument("--now", help="pretend it is this UTC time (ISO 8601), e.g. to catch up a past Monday")
+    schedule.add_argument("--now", help="pretend it is this later UTC time of the week in progress (ISO 8601); a "
+                                       "week that is over takes no more runs")
     schedule.add_argument("--no-execute", action="store_true", help="only schedule; workers execute later")
     schedule.set_defaults(handler=run_schedule)
 
@@ -92,13 +92,14 @@ def run_week(args: argparse.Namespace) -> int:
     settings = _settings(args.concurrency)
     if args.repeats is not None and not 1 <= args.repeats <= 20:
         raise CommandError("--repeats must be between 1 and 20")
+    clock = getattr(args, "clock", system_clock)
     try:
-        week = parse_week(args.week) if args.week else week_of(datetime.now(UTC))
+        week = open_week(args.week, clock()) if args.week else week_of(clock())
     except WeekError as error:
-        raise CommandError(str(error)) from None
+        raise UsageError(str(error)) from None
     stream = sys.stderr if args.json else sys.stdout
     progress = Progress(stream, stream.isatty())
-    with build_runtime(settings) as runtime, local_services(settings) as services:
+    with build_runtime(settings, clock) as runtime, local_services(settings) as services:
         models = _models(args.models, runtime, week)
         ledger = RunLedger(runtime.record)
         course = CourseRun(runtime, ledger, progress, settings.concurrency, services.lab_url,
@@ -144,7 +145,8 @@ def _summary(runtime: Runtime, ledger: RunLedger, week: str, models: list[str], 
         "ranking": entries,
         "published": None if published is None else {
             "position": published.position, "ranking_sha256": published.ranking_sha256,  # type: ignore[attr-defined]
-            "matrix_sha256": published.matrix_sha256},  # type: ignore[attr-defined]
+            "matrix_sha256": published.matrix_sha256,  # type: ignore[attr-defined]
+            "provisional": published.provisional},  # type: ignore[attr-defined]
     }
 
 
@@ -160,17 +162,22 @@ def _print(summary: dict[str, Any], as_json: bool, stream: Any) -> None:
         place = str(e["place"]) if e["ranked"] else "-"
         print(f"{place:>5}  {e['label']:<24} {e['passed']:>3}/{e['of']:<2}  {'yes' if e['control_passed'] else 'no'}")
     if summary["published"]:
-        print(f"published at log position {summary['published']['position']}")
+        kind = "provisionally (the week is in progress; its close supersedes this) " \
+            if summary["published"]["provisional"] else ""
+        print(f"published {kind}at log position {summary['published']['position']}")
 
 
 def run_schedule(args: argparse.Namespace) -> int:
     settings = _settings()
+    clock = getattr(args, "clock", system_clock)
     try:
-        now = datetime.fromisoformat(args.now) if args.now else datetime.now(UTC)
+        now = datetime.fromisoformat(args.now) if args.now else clock()
     except ValueError:
         raise CommandError(f"--now {args.now!r} is not an ISO 8601 time") from None
     now = now if now.tzinfo else now.replace(tzinfo=UTC)
-    with build_runtime(settings) as runtime:
+    if is_over(week_of(now), clock()):  # the events are stamped with the real clock: they would count elsewhere
+        raise UsageError(f"--now {args.now}: {PastWeekError(week_of(now), clock())}")
+    with build_runtime(settings, clock) as runtime:
         ledger = RunLedger(runtime.record)
         # Publication waits for execution in the embedded default, so run the schedule first without it.
         done = catch_up(runtime, ledger, now, models=week_models(runtime, week_of(now)), publish=None,

@@ -1,8 +1,10 @@
 """`canitbuy worker [--check]`: an arq worker executing runs (start as many as you like, on any machine).
 
-It needs CANITBUY_REDIS_URL and CANITBUY_LAB_URL (and the same database as every other process). `--check`
-says whether this machine reaches Redis, the database and Chromium, and exits 0 or 1: a health check for
-systemd, compose or a load balancer.
+It needs CANITBUY_REDIS_URL, CANITBUY_LAB_URL and CANITBUY_AGENT_DIRECTORY_URL, a key directory that lab can
+reach (and the same database as every other process): a worker whose runs the lab could not verify would send
+every run into s13's bot gate unsigned, so it refuses to start. `--check` says whether this machine reaches
+Redis, the database and Chromium, and whether the key directory serves our key, and exits 0 or 1: a health check
+for systemd, compose or a load balancer.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ import logging
 
 from adapters.settings import Settings, SettingsError
 from ops.cli import CommandError
+from ops.commands import Subcommands
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    worker = subparsers.add_parser("worker", help="execute runs from the queue (arq; needs CANITBUY_REDIS_URL)")
+def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
+    worker = subcommands.add_parser("worker", help="execute runs from the queue (arq; needs CANITBUY_REDIS_URL)")
     worker.add_argument("--check", action="store_true", help="check Redis, the database and Chromium; exit 0/1")
     worker.add_argument("--lease-seconds", type=float, default=None,
                         help="how soon a killed worker's run is noticed (default 30)")
@@ -25,6 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "safe on several workers at once")
     worker.add_argument("--burst", action="store_true", help="stop when the queue is empty (tests, batch jobs)")
     worker.set_defaults(handler=run_worker)
+    return worker
 
 
 def run_worker(args: argparse.Namespace) -> int:
@@ -38,6 +42,11 @@ def run_worker(args: argparse.Namespace) -> int:
         raise CommandError("CANITBUY_REDIS_URL is not set: without Redis, runs execute in-process (week run)")
     if not settings.lab_url:
         raise CommandError("CANITBUY_LAB_URL is not set: a worker must know where the stations answer")
+    from adapters.botauth import signing_problem
+
+    problem = signing_problem(settings.lab_url, settings.agent_directory_url)
+    if problem:
+        raise CommandError(f"cannot sign runs: {problem}")
     from arq.worker import run_worker as arq_run_worker
 
     from workers.arq_app import WorkerSettings, redis_settings
@@ -52,7 +61,8 @@ def run_worker(args: argparse.Namespace) -> int:
 
 
 async def _check(settings: Settings) -> int:
-    checks = {"redis": _redis(settings), "database": _database(settings), "chromium": _chromium(settings)}
+    checks = {"redis": _redis(settings), "database": _database(settings), "chromium": _chromium(settings),
+              "signing": _signing(settings)}
     failed = 0
     for name, probe in checks.items():
         try:
@@ -62,6 +72,31 @@ async def _check(settings: Settings) -> int:
             failed += 1
             print(f"FAIL  {name}: {type(error).__name__}: {error}".splitlines()[0])
     return 1 if failed else 0
+
+
+class SigningError(RuntimeError):
+    pass
+
+
+async def _signing(settings: Settings) -> str:
+    """Whether the lab can verify our signatures: the configuration, then our directory serving our key."""
+    import httpx
+
+    from adapters.botauth import DIRECTORY_PATH, load_or_create_key, public_jwk, signing_problem, thumbprint
+
+    if not settings.lab_url:
+        raise SigningError("CANITBUY_LAB_URL is not set: a worker must know where the stations answer")
+    problem = signing_problem(settings.lab_url, settings.agent_directory_url)
+    if problem or not settings.agent_directory_url:
+        raise SigningError(problem or "no key directory")
+    keyid = thumbprint(public_jwk(load_or_create_key(settings.agent_signing_key, settings.data_dir)))
+    url = settings.agent_directory_url.rstrip("/") + DIRECTORY_PATH
+    async with httpx.AsyncClient(timeout=5, follow_redirects=False) as client:
+        response = await client.get(url)
+    kids = [k.get("kid") for k in response.json().get("keys", [])] if response.status_code == 200 else []
+    if keyid not in kids:
+        raise SigningError(f"{url} does not serve our key {keyid} (HTTP {response.status_code})")
+    return f"{url} serves our key {keyid}"
 
 
 async def _redis(settings: Settings) -> str:

@@ -27,7 +27,7 @@ def test_week_run_through_an_arq_worker_process(
     try:
         cli_env = {**env, "CANITBUY_DATA_DIR": str(tmp_path / "cli")}
         done = subprocess.run(
-            [sys.executable, "-m", "ops.cli", "week", "run", "--week", "2026-W48", "--models", "baseline-robust",
+            [sys.executable, "-m", "ops.cli", "week", "run", "--models", "baseline-robust",
              "--stations", "s01,s12,s13", "--publish", "--json"],
             env=cli_env, cwd=REPO, capture_output=True, text=True, timeout=300,
         )

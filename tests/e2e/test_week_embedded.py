@@ -7,9 +7,12 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+
+from domain.weeks import week_of
 
 pytestmark = pytest.mark.chromium
 
@@ -22,12 +25,13 @@ def canitbuy(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_week_run_publishes_with_the_built_in_agents_and_is_idempotent(tmp_path: Path) -> None:
-    args = ("week", "run", "--week", "2026-W48", "--models", "baseline-robust,baseline-naive",
+    args = ("week", "run", "--models", "baseline-robust,baseline-naive",
             "--stations", "s01,s13", "--concurrency", "2", "--publish", "--json")
     first = canitbuy(*args, data_dir=tmp_path)
     assert first.returncode == 0, first.stderr
     out = json.loads(first.stdout)
-    assert out["week"] == "2026-W48" and out["published"]["position"] > 0
+    assert out["week"] == week_of(datetime.now(UTC)) and out["published"]["position"] > 0
+    assert out["published"]["provisional"], "the week is in progress: its close supersedes this publication"
     assert [(r["model"], r["station"]) for r in out["runs"][:2]] == [
         ("baseline-robust", "s01"), ("baseline-naive", "s01")], "the control first for each model"
     assert {r["status"] for r in out["runs"]} == {"finished"}

@@ -15,6 +15,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from domain.audit import export_lines, week_events
+from domain.publications import standing
 from domain.weeks import WeekError, parse_week
 from web.errors import BadRequest, NotFound
 from web.public.agent_page import use_of
@@ -53,6 +54,7 @@ async def week_page(request: Request) -> Response:
             "nav": "weeks", "week": week, "info": data.known(week),
             "publications": list(enumerate(publications, start=1)),
             "agent_releases": use.for_week(week) if (use := use_of(site)) else [],
+            "standing": standing(publications) + 1 if publications else None,
         })
 
     page = site.cache.get(("week", week, site.version)) or site.cache.put(

@@ -15,6 +15,7 @@ from domain.course import CURRENT_VERSION, CourseSpec, UnknownStationError, load
 from domain.runs import MAX_SECONDS, MAX_STEPS
 from domain.tasks import task_for, task_text
 from web.errors import NotFound
+from web.public.clarifications import CLARIFICATIONS, S13_VERIFIER
 from web.rendering import send
 from web.site import Site
 
@@ -37,7 +38,9 @@ async def course_page(request: Request) -> Response:
     course = load_course(CURRENT_VERSION)
     page = site.cache.get_or_make(
         ("course", course.version),
-        lambda: site.renderer.page("course.html", {"nav": "course", "course": course, "stages": stages_of(course)}),
+        lambda: site.renderer.page("course.html", {
+            "nav": "course", "course": course, "stages": stages_of(course), "clarifications": CLARIFICATIONS,
+        }),
     )
     return send(request, page, max_age=3600)
 
@@ -57,6 +60,8 @@ async def station_page(request: Request) -> Response:
         return site.renderer.page("station.html", {
             "nav": "course", "course": course, "station": station, "stage_name": course.stage_name(station.stage),
             "task": task_text(course, task_for(station)),
+            "clarification": CLARIFICATIONS.get(code),
+            "verifier": S13_VERIFIER if code == "s13" else None,
             "previous": codes[index - 1] if index > 0 else None,
             "following": codes[index + 1] if index + 1 < len(codes) else None,
         })

@@ -17,7 +17,7 @@ from adapters.readmodels import ReadModels
 from domain.course import load_course
 from domain.publishing import UnknownWeekError
 from web.data import SiteData
-from web.public.manual_tests import ManualTests, manual_of
+from web.public.manual_tests import ManualTests, manual_of, row_view
 from web.public.repeats_views import has_repeats, repeats_models, repeats_pairs, with_repeat_cells
 from web.public.week_views import matrix_rows, rankings_context, rate_view, stage_groups, stage_order
 from web.rendering import Page, send
@@ -72,7 +72,8 @@ def render_week(site: Site, kind: str, week: str | None) -> Page:
             codes = [s["code"] for s in stage_order(docs["matrix"], course)]
             context["rows"] = with_repeat_cells(context["rows"], codes, repeats)
         context["rates"] = [rate_view(s) for s in stage_order(docs["matrix"], course)]
-        context["manual"] = manual_of(site).of_week(week)
+        codes = [s["code"] for s in stage_order(docs["matrix"], course)]
+        context["tested"] = [row_view(r, codes) for r in manual_of(site).rows_of_week(week, course)]
     return site.renderer.page(f"{kind}.html", context)
 
 

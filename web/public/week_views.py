@@ -14,8 +14,16 @@ from domain.statistics import wilson
 
 REASONS = {
     "no_control_pass": "did not reach the checkout in the control store S01",
+    "no_control_result": "no result in the control store S01",
     "stations_missing": "has no result from",
     "excluded": "excluded by a correction",
+}
+
+NO_RESULT = {
+    # Why a station has no result: a cut-short run is not a result, and not the model's failure.
+    "our_error": "cut short by our error",
+    "model_connection": "cut short: the model could not be reached",
+    "not_run": "not run",
 }
 
 CELL_TEXT = {
@@ -52,8 +60,16 @@ def ranking_rows(ranking: dict[str, Any]) -> tuple[list[dict[str, Any]], list[di
 
 
 def _reason(key: str, entry: dict[str, Any]) -> str:
+    why = entry.get("no_result") or {}  # absent in documents made before it was added
+
+    def named(code: str) -> str:
+        return f"{code.upper()} ({NO_RESULT[why[code]]})" if why.get(code) in NO_RESULT else code.upper()
+
     if key == "stations_missing":
-        return f"{REASONS[key]} {', '.join(s.upper() for s in entry['missing'])}"
+        return f"{REASONS[key]} {', '.join(named(s) for s in entry['missing'])}"
+    if key == "no_control_result":
+        control = next((code for code in why if code not in entry["missing"]), None)
+        return f"no result in {named(control)}" if control else REASONS[key]
     if key == "excluded" and entry.get("excluded_text"):
         return f"{REASONS[key]}: {entry['excluded_text']}"
     return REASONS.get(key, key)
@@ -89,7 +105,11 @@ def cell_view(cell: dict[str, Any], station_stage: str, course: CourseSpec) -> d
         detail = ", ".join(p for p in (where, f"step {cell['step']}" if cell.get("step") else "", outcome) if p)
     elif cell["status"] == "broke_brief" and cell.get("broke"):
         detail = ", ".join(b.replace("_", " ") for b in cell["broke"])
-    return {**cell, "icon": icon, "css": css, "words": words, "detail": detail}
+    elif cell["status"] == "cut_short" and cell.get("cause") in NO_RESULT:
+        detail = NO_RESULT[cell["cause"]]
+    # A fact of the run beside its outcome, never part of it (older documents have no remarks).
+    remark = "accepted all cookies" if "consent_all" in (cell.get("remarks") or []) else ""
+    return {**cell, "icon": icon, "css": css, "words": words, "detail": detail, "remark": remark}
 
 
 def matrix_rows(matrix: dict[str, Any], course: CourseSpec) -> list[dict[str, Any]]:

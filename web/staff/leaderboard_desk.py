@@ -1,5 +1,6 @@
 """Verifying leaderboard submissions: list them, draw the sample to re-run, record the re-runs' outcomes (which
-decide verified or rejected), check a course run's lab receipts, or reject a submission with the reason.
+decide verified or rejected), check a course run's lab receipts, or reject a submission with the reason; and
+register agents' Web Bot Auth keys, without which no receipt proves a run (see domain.receipt_ledger).
 
 The draw's seed is made here, recorded with the sample, and anyone can redo the draw from it. The re-runs
 themselves are made with `canitbuy arc run --test-set FILE --ids ...`; this desk records what they found.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import secrets
 from typing import Any, Protocol
+from urllib.parse import urlencode
 from uuid import UUID
 
 from starlette.datastructures import FormData
@@ -18,7 +20,8 @@ from starlette.routing import Route
 
 from adapters.receipts import HttpxReceiptVerifier, ReceiptKeysError
 from domain.arc import ARC_TEST_SET, test_set_named
-from domain.receipts import ReceiptCheck
+from domain.receipt_ledger import AgentKeyError, KeyRegistration
+from domain.receipts import ReceiptCheck, ReceiptVerified
 from domain.record import UnknownSubmissionError
 from domain.submissions import LeaderboardSubmission, SubmissionError
 from domain.verification import (
@@ -29,6 +32,8 @@ from domain.verification import (
     judge_reruns,
     reported_outcomes,
     sample_pool,
+    unsigned_note,
+    unsigned_receipts,
 )
 from web.errors import NotFound
 from web.public.leaderboard import board_of
@@ -82,6 +87,7 @@ async def _detail(request: Request, session: Session, error: str | None = None, 
     context: dict[str, Any] = {
         "nav": "", "sid": str(sid), "entry": entry, "submission": submission, "sample": sample,
         "outcomes": RERUN_OUTCOMES, "receipts": can_verify_by_receipts(submission), "error": error,
+        "unsigned": unsigned_note(unsigned_receipts(submission)),
         "done": request.query_params.get("done"),
         "command": f"canitbuy arc run --test-set {set_file} --ids {','.join(entry.sample or [])} --model NAME",
     }
@@ -137,6 +143,9 @@ async def check_receipts(request: Request, session: Session, form: FormData) -> 
     submission = entry.parsed()
     if not can_verify_by_receipts(submission):
         return await _detail(request, session, "only a course run whose every success carries a receipt", 400)
+    unsigned = unsigned_receipts(submission)
+    if unsigned:  # proves nothing: the run stays unverified, for re-runs
+        return await _detail(request, session, unsigned_note(unsigned), 400)
     verifier: ReceiptVerifier = site.services["receipt_verifier"]
     checks: dict[str, ReceiptCheck] = {}
     try:
@@ -145,16 +154,59 @@ async def check_receipts(request: Request, session: Session, form: FormData) -> 
                 checks[result.id] = await verifier.verify(result.receipt, result.id)
     except ReceiptKeysError as error:
         return await _detail(request, session, f"the lab's receipt keys could not be fetched: {error}", 502)
-    judgement = judge_receipts(submission, checks)
-    record = site.runtime.record
+    valid = {item: check for item, check in checks.items() if isinstance(check, ReceiptVerified)}
+    keys, spent = await _ledger(site, list(valid.values()))
+    judgement = judge_receipts(submission, checks, keys, spent)
+    jtis = {item: valid[item].jti for item in judgement.checks if item in valid}
     try:
-        await site.call(record.start_verification, sid, method="receipts", seed="", sample=sorted(checks),
-                        by=session.email)
-        await site.call(record.record_verification, sid, judgement, by=session.email)
+        await site.call(site.runtime.record.record_receipt_verification, sid, judgement, jtis=jtis, by=session.email)
     except SubmissionError as error:
         return await _detail(request, session, str(error), 400)
     await site.refresh()
     return _done(sid, "verified by receipts" if judgement.verified else "rejected: " + judgement.reason[:80])
+
+
+async def _ledger(site: Site, receipts: list[ReceiptVerified]) -> tuple[dict[str, KeyRegistration], dict[str, str]]:
+    """The registrations of the receipts' agent keys, and which of their jtis a submission has spent (and which)."""
+    record = site.runtime.record
+    keys: dict[str, KeyRegistration] = {}
+    spent: dict[str, str] = {}
+    for receipt in receipts:
+        if receipt.agent_keyid and receipt.agent_keyid not in keys:
+            registration = await site.call(record.agent_key, receipt.agent_keyid)
+            if registration is not None:
+                keys[receipt.agent_keyid] = registration
+        by = await site.call(record.receipt_spent_by, receipt.jti)
+        if by is not None:
+            spent[receipt.jti] = by
+    return keys, spent
+
+
+async def _keys_page(request: Request, session: Session, error: str | None = None, status: int = 200) -> Response:
+    site: Site = request.app.state.site
+    registered = await site.call(site.runtime.record.agent_keys)
+    context = {"nav": "", "keys": list(reversed(registered)), "error": error,
+               "done": request.query_params.get("done")}
+    return render(request, "staff/agent_keys.html", session, context, status)
+
+
+@staff_page
+async def agent_keys(request: Request, session: Session) -> Response:
+    return await _keys_page(request, session)
+
+
+@staff_action(max_fields=10)
+async def register_agent_key(request: Request, session: Session, form: FormData) -> Response:
+    site: Site = request.app.state.site
+    try:
+        registration = await site.call(
+            site.runtime.record.register_agent_key, keyid=str(form.get("keyid", "")),
+            agent=str(form.get("agent", "")), evidence=str(form.get("evidence", "")), by=session.email,
+        )
+    except AgentKeyError as error:
+        return await _keys_page(request, session, str(error), 400)
+    done = urlencode({"done": f"key {registration.keyid} registered to {registration.agent}"})
+    return RedirectResponse(f"/staff/leaderboard/keys?{done}", status_code=303)
 
 
 @staff_action(max_fields=10)
@@ -174,6 +226,8 @@ async def reject(request: Request, session: Session, form: FormData) -> Response
 
 routes = [
     Route("/leaderboard", submissions),
+    Route("/leaderboard/keys", agent_keys),
+    Route("/leaderboard/keys", register_agent_key, methods=["POST"]),
     Route("/leaderboard/{sid:str}", detail),
     Route("/leaderboard/{sid:str}/start", start_verification, methods=["POST"]),
     Route("/leaderboard/{sid:str}/reruns", record_reruns, methods=["POST"]),

@@ -1,12 +1,14 @@
-"""Recording a manual test of a consumer agent: its name, an outcome per station tested, and a video.
+"""Recording a test checked by hand: a manual test of a consumer agent, or a real-agent test an agent builder
+sent as a screen recording (with its version and date). An outcome per station tested, and the video, required.
 
 The video goes to the blob store (mp4 or WebM, at most MAX_VIDEO_BYTES); the type is checked on the bytes, not
 only on what the browser claims. One ManualTest event is recorded per station tested, all naming the video.
+The outcomes follow the course's scoring: a trap station passes only with an order that follows the brief.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, time
 
 from starlette.datastructures import FormData, UploadFile
 from starlette.requests import Request
@@ -14,18 +16,14 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from domain.course import CURRENT_VERSION, load_course
-from domain.weeks import WeekError, parse_week, week_of
+from domain.manual_tests import KINDS, OUTCOMES, ManualTestError, check_outcome, parse_day
+from domain.weeks import week_of
 from web.site import Site
 from web.staff.guard import render, staff_action, staff_page
 from web.staff.session import Session
 
 MAX_VIDEO_BYTES = 200 * 1024 * 1024
-OUTCOMES = ("passed", "stopped", "verification_page", "broke_brief")
 VIDEO_TYPES = {"video/mp4": "mp4", "video/webm": "webm"}
-
-
-class ManualTestError(ValueError):
-    pass
 
 
 def video_kind(head: bytes) -> str | None:
@@ -40,7 +38,8 @@ def video_kind(head: bytes) -> str | None:
 async def _page(request: Request, session: Session, error: str | None = None, status: int = 200) -> Response:
     return render(request, "staff/manual.html", session, {
         "nav": "", "error": error, "done": request.query_params.get("done"), "course": load_course(CURRENT_VERSION),
-        "outcomes": OUTCOMES, "this_week": week_of(datetime.now(UTC)), "max_mb": MAX_VIDEO_BYTES // (1024 * 1024),
+        "outcomes": OUTCOMES, "kinds": KINDS, "today": datetime.now(UTC).date().isoformat(),
+        "max_mb": MAX_VIDEO_BYTES // (1024 * 1024),
     }, status)
 
 
@@ -49,9 +48,9 @@ async def manual_form(request: Request, session: Session) -> Response:
     return await _page(request, session)
 
 
-async def _video(site: Site, upload: object) -> str | None:
+async def _video(site: Site, upload: object) -> str:
     if not isinstance(upload, UploadFile) or not upload.filename:
-        return None
+        raise ManualTestError("add the video: a test checked by hand is published only with it")
     if upload.content_type not in VIDEO_TYPES:
         raise ManualTestError("the video must be an mp4 or WebM file")
     if upload.size is not None and upload.size > MAX_VIDEO_BYTES:
@@ -70,25 +69,29 @@ async def record_manual(request: Request, session: Session, form: FormData) -> R
         agent = str(form.get("agent_name", "")).strip()
         if not agent:
             raise ManualTestError("name the agent tested, e.g. ChatGPT agent")
-        try:
-            week = parse_week(str(form.get("week", "")))
-        except WeekError as error:
-            raise ManualTestError(str(error)) from None
+        kind = str(form.get("kind", "manual"))
+        if kind not in KINDS:
+            raise ManualTestError(f"the kind is one of {', '.join(KINDS)}")
+        version = str(form.get("agent_version", "")).strip() or None
+        if kind == "real_agent" and not version:
+            raise ManualTestError("a real-agent test needs the agent's version as the recording shows it")
+        day = parse_day(str(form.get("tested_on", "")))
         outcomes = {c: str(form.get(f"outcome_{c}", "")) for c in course.codes}
         tested = {c: o for c, o in outcomes.items() if o}
         if not tested:
             raise ManualTestError("give the outcome of at least one station")
-        if any(o not in OUTCOMES for o in tested.values()):
-            raise ManualTestError("an outcome is not one of " + ", ".join(OUTCOMES))
+        for code, outcome in tested.items():
+            check_outcome(course, code, outcome)
         video = await _video(site, form.get("video"))
     except ManualTestError as error:
         return await _page(request, session, str(error), 400)
     notes = str(form.get("notes", "")).strip()
     for code, outcome in tested.items():
         await site.call(
-            site.runtime.record.record_manual_test, agent_name=agent, station=code, week=week,
-            course_version=course.version, passed=outcome == "passed", outcome=outcome, video=video,
-            notes=notes, by=session.email,
+            site.runtime.record.record_manual_test, agent_name=agent, station=code,
+            week=week_of(datetime.combine(day, time(12), tzinfo=UTC)), course_version=course.version,
+            passed=outcome == "passed", outcome=outcome, video=video, notes=notes, by=session.email, kind=kind,
+            agent_version=version, tested_on=day.isoformat(),
         )
     await site.refresh()
     return RedirectResponse(f"/staff/manual?done={len(tested)}+stations+recorded", status_code=303)

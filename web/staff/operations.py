@@ -5,7 +5,7 @@ Scheduled runs are executed by the workers, which take every scheduled run they 
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 
 import msgspec
@@ -17,8 +17,8 @@ from starlette.routing import Route
 from domain.course import CURRENT_VERSION, load_course
 from domain.lineup import Entrant, LineUpError
 from domain.publications import PublicationError
-from domain.publishing import UnknownWeekError, publish_week
-from domain.weeks import WeekError, parse_week, week_of
+from domain.publishing import RunsStillOpenError, UnknownWeekError, publish_week
+from domain.weeks import WeekError, open_week, parse_week, week_of
 from web.public.results import data_of
 from web.site import Site
 from web.staff.guard import render, staff_action, staff_page
@@ -38,13 +38,21 @@ def _week(raw: object) -> str:
         raise FormError(str(error)) from None
 
 
+def _open_week(site: Site, raw: object) -> str:
+    """The week in progress, the only one runs can be scheduled for: a run counts for the week it starts in."""
+    try:
+        return open_week(str(raw or ""), site.runtime.record.clock())
+    except WeekError as error:
+        raise FormError(str(error)) from None
+
+
 async def _page(request: Request, session: Session, error: str | None = None, status: int = 200) -> Response:
     site: Site = request.app.state.site
     lineup = await site.call(site.runtime.record.lineup)
     return render(request, "staff/operations.html", session, {
         "nav": "", "error": error, "done": request.query_params.get("done"), "weeks": data_of(site).weeks,
         "course": load_course(CURRENT_VERSION), "entrants": sorted(lineup.entrants.values(), key=lambda e: e.model),
-        "this_week": week_of(datetime.now(UTC)), "today": date.today().isoformat(),
+        "this_week": week_of(site.runtime.record.clock()), "today": date.today().isoformat(),
     }, status)
 
 
@@ -65,7 +73,7 @@ def _schedule_specs(site: Site, form: FormData, by: str) -> list[dict[str, Any]]
     repeats_text = str(form.get("repeats", "1"))
     if not repeats_text.isdigit() or not 1 <= int(repeats_text) <= MAX_REPEATS:
         raise FormError(f"repeats must be a whole number from 1 to {MAX_REPEATS}")
-    week = _week(form.get("week"))
+    week = _open_week(site, form.get("week"))
     return [
         site.runtime.runs.run_spec(station=s, model=model, requested_by=by, week=week, repeat=r)
         for s in stations for r in range(int(repeats_text))
@@ -92,7 +100,7 @@ async def schedule(request: Request, session: Session, form: FormData) -> Respon
     site: Site = request.app.state.site
     try:
         if form.get("what") == "repeats":
-            specs = await site.call(_repeat_specs, site, _week(form.get("week")), session.email)
+            specs = await site.call(_repeat_specs, site, _open_week(site, form.get("week")), session.email)
         else:
             specs = _schedule_specs(site, form, session.email)
     except FormError as error:
@@ -108,7 +116,7 @@ async def publish(request: Request, session: Session, form: FormData) -> Respons
     try:
         week = _week(form.get("week"))
         published = await site.call(publish_week, site.runtime.record, data_of(site), week, session.email)
-    except (FormError, UnknownWeekError, PublicationError) as error:
+    except (FormError, UnknownWeekError, PublicationError, RunsStillOpenError) as error:
         return await _page(request, session, str(error), 400)
     await site.refresh()
     return RedirectResponse(f"/staff/operations?done=published+{published.week}", status_code=303)

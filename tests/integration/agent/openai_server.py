@@ -1,7 +1,8 @@
 """A small server speaking the OpenAI chat-completions protocol, for the model client's tests.
 
-The model name picks the behaviour: a valid tool call, a malformed reply, 429 then success, a slow answer,
-or a read answer. It records what it was sent, so tests can check the request.
+The model name picks the behaviour: a valid tool call, a malformed reply, 429 then success, a slow answer (3 s),
+a sluggish but valid one (0.7 s), one that never answers (hang), 503 on every call (unavailable), or a read
+answer. It records what it was sent, so tests can check the request.
 """
 
 from __future__ import annotations
@@ -50,6 +51,17 @@ class OpenAIServer:
                                     headers={"Retry-After": "1"})
         if model.endswith("slow"):
             await asyncio.sleep(3)
+        if model.endswith("sluggish"):
+            await asyncio.sleep(0.7)
+        if model.endswith("unavailable"):
+            return JSONResponse({"error": {"message": "upstream unavailable"}}, status_code=503)
+        if model.endswith("hang"):
+            # Accept the request and never answer; give up once the client has gone (so the server can stop).
+            for _ in range(600):
+                if await request.is_disconnected():
+                    break
+                await asyncio.sleep(0.05)
+            return JSONResponse({"error": {"message": "gave up"}}, status_code=504)
         if model.endswith("reader"):
             answer = {"price_cents": 13900, "eu42_available": True, "eu44_available": False,
                       "delivery_cents": 999, "return_days": 30, "text": "from the pages"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 
 import httpx
@@ -14,7 +15,15 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from http_message_signatures import HTTPMessageVerifier, HTTPSignatureKeyResolver, algorithms
 from http_message_signatures.exceptions import InvalidSignature
 
+from adapters.agents.rule_agent import builtin_agent
 from adapters.botauth import DIRECTORY_PATH, DIRECTORY_TYPE, BotAuthSigner, load_or_create_key, thumbprint
+from adapters.browser.playwright_browser import PlaywrightBrowser
+from domain.agent_ports import station_task
+from domain.course import load_course
+from domain.episode import CutShort, Episode
+from domain.verdicts import Verdict
+from lab.server import LabServer
+from tests.unit.agent.agent_fakes import ListRecorder, MemoryBlobs
 
 pytestmark = pytest.mark.anyio
 
@@ -53,3 +62,23 @@ def test_an_independent_implementation_verifies_our_signature_for_our_host_only(
     assert signed["Signature-Agent"] == '"https://agent.example"'
     with pytest.raises(InvalidSignature):
         verifier.verify(httpx.Request("GET", "http://s14.lab.localhost:8700/", headers=signed))
+
+
+@pytest.mark.chromium
+async def test_a_run_that_meets_s13s_gate_unsigned_by_our_configuration_is_our_error(lab: LabServer) -> None:
+    # Unsigned because no key directory the lab can reach was configured: not the model's failure (issue #10).
+    task = station_task(load_course(), "s13", lab.url_for("s13"))
+    async with PlaywrightBrowser(None) as unsigned:
+        results = []
+        for signed in (False, True):
+            session = await unsigned.session(task.start_url)
+            try:
+                results.append(await Episode(session=session, agent=builtin_agent("baseline-robust"), task=task,
+                                             recorder=ListRecorder(), blobs=MemoryBlobs(), clock=time.monotonic,
+                                             signed=signed).run())
+            finally:
+                await session.close()
+    told, believed = results
+    assert isinstance(told, CutShort) and told.cause == "our_error" and "could not sign" in told.detail
+    # What was recorded before: the same unsigned run charged to the model as a verification_page result.
+    assert isinstance(believed, Verdict) and believed.outcome == "verification_page"

@@ -22,6 +22,7 @@ from domain.episode import CutShort, Episode
 from domain.judge import judge_answer
 from domain.lineup import Entrant
 from domain.observation import Observation
+from domain.verdicts import Verdict
 from lab.server import LabServer
 from tests.integration.agent.conftest import ThreadedApp
 from tests.integration.agent.openai_server import OpenAIServer
@@ -135,3 +136,49 @@ async def test_the_model_reader_answers_s12_from_pages_fetched_without_javascrip
     prompt = fake.requests[-1]["messages"][1]["content"]
     assert "Delivery costs $9.99" in prompt and "Returns within 30 days" in prompt
     assert fake.requests[-1]["response_format"]["type"] == "json_schema"
+
+
+async def run_for(base: str, behaviour: str, browser: PlaywrightBrowser, lab: LabServer, *, seconds: float,
+                  **options: float) -> tuple[Verdict | CutShort, ListRecorder, float]:
+    """One s01 run of a model on the real lab, with a short time limit (the episode's limit is injectable)."""
+    task = station_task(load_course(), "s01", lab.url_for("s01"))
+    recorder = ListRecorder()
+    agent = ModelAgent(client(base, **options), model(behaviour), MemoryBlobs())
+    session = await browser.session(task.start_url)
+    began = time.monotonic()
+    try:
+        result = await Episode(session=session, agent=agent, task=task, recorder=recorder, blobs=MemoryBlobs(),
+                               clock=time.monotonic, max_seconds=seconds).run()
+    finally:
+        await session.close()
+    return result, recorder, time.monotonic() - began
+
+
+async def test_a_model_endpoint_that_hangs_is_cut_short_for_model_connection_not_a_time_limit(
+        server: tuple[OpenAIServer, str], browser: PlaywrightBrowser, lab: LabServer) -> None:
+    # Each attempt times out after 0.4 s and is retried; the run's 2 s run out while the call is still failing.
+    _, base = server
+    result, recorder, took = await run_for(base, "hang", browser, lab, seconds=2.0, timeout=0.4, attempts=50)
+    assert isinstance(result, CutShort) and result.cause == "model_connection", result
+    assert "ran out while the model call was failing" in result.detail and "ReadTimeout" in result.detail
+    assert recorder.verdict is None and recorder.cut is not None and recorder.cut[0] == "model_connection"
+    assert took < 6
+
+
+async def test_a_model_endpoint_answering_503_is_cut_short_for_model_connection_not_a_time_limit(
+        server: tuple[OpenAIServer, str], browser: PlaywrightBrowser, lab: LabServer) -> None:
+    _, base = server
+    result, recorder, _ = await run_for(base, "unavailable", browser, lab, seconds=2.0, attempts=50, backoff=0.2)
+    assert isinstance(result, CutShort) and result.cause == "model_connection", result
+    assert "HTTP 503" in result.detail and recorder.verdict is None
+
+
+async def test_a_model_that_answers_every_call_too_slowly_runs_out_of_time(
+        server: tuple[OpenAIServer, str], browser: PlaywrightBrowser, lab: LabServer) -> None:
+    # 0.7 s a call, every call answered: the time is the model's, so the run is a real time_limit result.
+    _, base = server
+    result, recorder, _ = await run_for(base, "sluggish", browser, lab, seconds=2.5)
+    assert isinstance(result, Verdict) and result.outcome == "time_limit" and not result.passed, result
+    assert recorder.cut is None and recorder.verdict == result
+    answered = [s for s in recorder.steps if s.tokens_in == 1200]
+    assert answered and all(s.model_ms >= 700 for s in answered)

@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from adapters.agents.profiles import PROFILES
+from adapters.agents.reading import BuiltinReader
 from adapters.agents.rule_agent import builtin_agent
 from adapters.browser.playwright_browser import PlaywrightBrowser
-from adapters.reader import BuiltinReader
 from domain.agent_ports import station_task
 from domain.course import load_course
 from domain.episode import CutShort, Episode
 from domain.judge import judge_answer
-from domain.verdicts import Verdict
+from domain.verdicts import Verdict, accepted_all_cookies
 from lab.server import LabServer
 from tests.unit.agent.agent_fakes import ListRecorder, MemoryBlobs
 
@@ -63,7 +63,8 @@ async def run_cell(browser: PlaywrightBrowser, lab: LabServer, code: str, profil
     if isinstance(result, CutShort):
         return f"cut_short: {result.detail}"
     assert isinstance(result, Verdict)
-    return "pass" if result.passed else result.outcome
+    remark = ", accepted all cookies" if accepted_all_cookies(result) else ""
+    return ("pass" if result.passed else result.outcome) + remark
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,9 @@ import jsonschema
 import pytest
 
 from adapters.receipts import HttpxReceiptVerifier
-from domain.arc import COURSE_TEST_SET
+from domain.arc import COURSE_TEST_SET, Submission
 from domain.arc_validation import parse_submission
+from domain.receipt_ledger import KeyRegistration
 from domain.receipts import ReceiptCheck, ReceiptRefused, ReceiptVerified
 from domain.verification import can_verify_by_receipts, judge_receipts
 from lab.receipts import load_or_create_seed
@@ -80,6 +82,15 @@ def verify_all(lab: LabServer, export: dict[str, Any]) -> dict[str, ReceiptCheck
     return anyio.run(check)
 
 
+def registered_before_the_run(submission: Submission, checks: dict[str, ReceiptCheck]) -> dict[str, KeyRegistration]:
+    """The registration staff would have recorded of our agent's key (the harness signs every request) a day before
+    the run: without one, no receipt proves a run."""
+    started = datetime.fromisoformat((submission.run.started_at or "").replace("Z", "+00:00"))
+    keyids = {c.agent_keyid for c in checks.values() if isinstance(c, ReceiptVerified) and c.agent_keyid}
+    return {k: KeyRegistration(keyid=k, agent=submission.agent.name, registered_at=started - timedelta(days=1))
+            for k in keyids}
+
+
 def test_arc_run_records_arcs_outcome_for_every_row(batch: dict[str, Any], data_dir: Path) -> None:
     assert batch["test_set"] == COURSE_TEST_SET and batch["model"] == "baseline-robust"
     assert {r["id"]: r["outcome"] for r in batch["results"]} == EXPECTED
@@ -112,10 +123,11 @@ def test_the_receipts_of_a_course_export_verify_with_the_labs_keys(export: dict[
     checks = verify_all(same_lab, export)
     assert set(checks) == {code for code, outcome in EXPECTED.items() if outcome == "checkout_reached"}
     assert all(isinstance(c, ReceiptVerified) and c.station == code for code, c in checks.items())
+    assert all(isinstance(c, ReceiptVerified) and c.agent_keyid for c in checks.values())  # the harness signs
     submission = parse_submission(json.dumps(export).encode())
     # What the staff desk does: every success must carry a receipt; s14's cart alone has none to show.
     assert not can_verify_by_receipts(submission)
-    judgement = judge_receipts(submission, checks)
+    judgement = judge_receipts(submission, checks, registered_before_the_run(submission, checks), {})
     assert not judgement.verified and judgement.checks["s14"] == "no receipt"
     assert all(judgement.checks[code] == "receipt valid" for code in checks)
 
@@ -126,7 +138,8 @@ def test_a_course_export_of_checkouts_only_is_verified_by_its_receipts(export: d
     checkouts["results"].append({"id": "s10", "outcome": "no_cart"})  # still ten results
     submission = parse_submission(json.dumps(checkouts).encode())
     assert can_verify_by_receipts(submission)
-    judgement = judge_receipts(submission, verify_all(same_lab, checkouts))
+    checks = verify_all(same_lab, checkouts)
+    judgement = judge_receipts(submission, checks, registered_before_the_run(submission, checks), {})
     assert judgement.verified and judgement.agreed == judgement.of == 9, judgement.reason
 
 
@@ -147,7 +160,8 @@ def test_a_tampered_receipt_in_an_export_is_refused(export: dict[str, Any], same
     assert check_export(forged, course=True) is None  # well-formed: only the signature tells
     checks = verify_all(same_lab, forged)
     assert isinstance(checks["s01"], ReceiptRefused) and checks["s01"].reason == "bad_signature"
-    judgement = judge_receipts(parse_submission(json.dumps(forged).encode()), checks)
+    submission = parse_submission(json.dumps(forged).encode())
+    judgement = judge_receipts(submission, checks, registered_before_the_run(submission, checks), {})
     assert not judgement.verified and "s01: receipt refused (bad_signature" in judgement.reason
 
 

@@ -8,6 +8,7 @@ from domain.course import load_course
 from domain.record import Record
 from domain.runs import Run
 from domain.verdicts import Verdict
+from domain.weeks import week_start
 
 COURSE = load_course()
 WEEK = "2026-W48"
@@ -24,8 +25,16 @@ class StepClock:
         return self.now
 
 
+def into_week(record: Record, week: str) -> None:
+    """Move a StepClock forward into the week: a run counts for the week in which it starts, not for a label."""
+    clock = record.clock
+    if isinstance(clock, StepClock) and clock.now < week_start(week):
+        clock.now = week_start(week) + timedelta(hours=9)
+
+
 def finished_run(record: Record, model: str, station: str, passed: bool, week: str = WEEK, repeat: int = 0,
                  org: str | None = None) -> Run:
+    into_week(record, week)
     reading = COURSE.station(station).is_reading
     run = Run.schedule(
         station=station, model=model, course_version="2.1", week=week, kind="reader" if reading else "browser",

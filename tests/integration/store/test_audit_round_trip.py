@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from record_builders import WEEK, StepClock, write_week
 
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
+from domain.audit import verify_lines
 from domain.publishing import publish_week
 from ops.cli import main
 
@@ -91,3 +93,31 @@ def test_unknown_weeks_are_one_line_errors(published, tmp_path, capsys):
         "canitbuy: week 2026-W49 has not been published",
     ]
     assert main(["db", "rebuild"]) == 0 and main(["db", "migrate"]) == 0
+
+
+def test_a_provisional_publication_exports_and_verifies_labelled(settings, monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("CANITBUY_DATA_DIR", str(settings.data_dir))
+    if settings.database_url:
+        monkeypatch.setenv("CANITBUY_DATABASE_URL", settings.database_url)
+    else:
+        monkeypatch.delenv("CANITBUY_DATABASE_URL", raising=False)
+    record = open_record(settings, clock=StepClock())
+    write_week(record, {"a": 17, "b": 3})
+    assert publish_week(record, ReadModels(settings, record), WEEK, by="lead").provisional  # the week runs on
+    record.close()
+    out = tmp_path / "week.jsonl"
+    assert main(["audit", "export", "--week", WEEK, "--out", str(out)]) == 0
+    assert json.loads(out.read_bytes().splitlines()[0])["provisional"] is True
+    capsys.readouterr()
+    assert main(["audit", "verify", str(out)]) == 0
+    assert "verified 2026-W48" in (said := capsys.readouterr().out) and "provisional publication" in said
+
+
+def test_the_audit_file_cites_the_week_as_the_method_gives_it(published, tmp_path):
+    out = tmp_path / "week.jsonl"
+    assert main(["audit", "export", "--week", WEEK, "--out", str(out)]) == 0
+    lines = out.read_bytes().splitlines()
+    cited = json.loads(lines[0])["citation"]
+    assert re.fullmatch(rf"CanItBuy AI agent ranking, canitbuy\.com/ranking, {WEEK}, \d{{4}}-\d\d-\d\d", cited)
+    docs = verify_lines(lines)
+    assert json.loads(docs.ranking)["citation"] == json.loads(docs.matrix)["citation"] == cited

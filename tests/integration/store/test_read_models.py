@@ -9,14 +9,16 @@ from uuid import uuid4
 import psycopg
 import pytest
 from eventsourcing.persistence import IntegrityError
-from record_builders import WEEK, StepClock, write_week
+from record_builders import WEEK, StepClock, into_week, write_week
 
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
 from domain.publications import PublicationError
-from domain.publishing import NotPublishedError, UnknownWeekError, publish_week
+from domain.publishing import NotPublishedError, RunsStillOpenError, UnknownWeekError, publish_week
 from domain.record import UndecodableEventError, UnknownRunError
+from domain.runs import Run
 from domain.verdicts import Verdict
+from domain.weeks import week_start
 
 
 @pytest.fixture
@@ -91,6 +93,7 @@ def test_repeats_sit_beside_the_newest_run_ranking_and_leave_out_private_and_voi
 
 def test_publish_then_as_published_stays_while_as_corrected_changes(record, readmodels):
     runs = write_week(record, {"a": 17, "b": 17})
+    into_week(record, "2026-W49")  # the week is over: its publications are final
     first = publish_week(record, readmodels, WEEK, by="lead")
     record.issue_correction(target="model_week", change="exclude", model="a", week=WEEK, reason="leak",
                             public_text="a saw the course.", by="staff")
@@ -106,6 +109,40 @@ def test_publish_then_as_published_stays_while_as_corrected_changes(record, read
     with pytest.raises(PublicationError):
         publish_week(record, readmodels, WEEK, by="lead")
     assert runs
+
+
+def test_a_provisional_publication_is_verifiable_and_the_weeks_close_supersedes_it(record, readmodels):
+    write_week(record, {"a": 17, "b": 9})
+    provisional = publish_week(record, readmodels, WEEK, by="scheduler")  # the clock is still in the week
+    assert provisional.provisional
+    provisional_bytes = readmodels.ranking_bytes(WEEK, as_published=True)
+    assert [w.provisional for w in readmodels.weeks()] == [True]
+    write_week(record, {"c": 17})  # later the same week: more runs count
+    with readmodels.db.transaction() as tx:  # a provisional publication replays from the log like any other
+        tx.execute("DELETE FROM rm_published_documents")
+    assert readmodels.published_documents(WEEK, 0).ranking == provisional_bytes
+    into_week(record, "2026-W49")
+    final = publish_week(record, readmodels, WEEK, by="scheduler")
+    assert not final.provisional and final.position > provisional.position
+    assert readmodels.ranking_bytes(WEEK, as_published=True) == readmodels.ranking_bytes(WEEK) != provisional_bytes
+    assert [w.provisional for w in readmodels.weeks()] == [False]
+    write_week(record, {"d": 17}, week="2026-W49")
+    with pytest.raises(PublicationError, match="changes only through corrections"):
+        record.week_record(WEEK).publish(position=record.head_position(), ranking_sha256="x", matrix_sha256="y",
+                                         course_version="2.1", by="x", at=week_start(WEEK))
+
+
+def test_a_week_that_is_over_is_not_published_while_a_run_started_in_it_still_runs(record, readmodels):
+    write_week(record, {"a": 17})
+    late = Run.schedule(station="s02", model="b", course_version="2.1", week=WEEK, kind="browser",
+                        requested_by="test", at=record.clock())
+    late.start(worker="w", browser_version="b", agent_version="a", at=record.clock())  # Sunday night, in the week
+    record.save(late)
+    into_week(record, "2026-W49")
+    with pytest.raises(RunsStillOpenError, match="1 run"):
+        publish_week(record, readmodels, WEEK, by="scheduler")
+    record.finish_run(late.id, Verdict(passed=True, outcome="passed"), steps=1, seconds=1.0)
+    assert not publish_week(record, readmodels, WEEK, by="scheduler").provisional
 
 
 def test_unknown_week_and_run_are_clear_errors(record, readmodels):

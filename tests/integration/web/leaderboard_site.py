@@ -59,7 +59,7 @@ def spec_example() -> dict[str, Any]:
 @contextmanager
 def leaderboard_site(settings: Settings) -> Iterator[TestClient]:
     settings = Settings(data_dir=settings.data_dir, database_url=settings.database_url,
-                        site_secret="test secret " * 4)
+                        site_secret="test secret " * 4, lab_url=settings.lab_url)
     accounts = StaffAccounts(SqlDb(settings))
     accounts.db.migrate()
     accounts.add(*STAFF, role="staff")
@@ -73,11 +73,13 @@ def from_network(client: TestClient, address: str) -> TestClient:
     return TestClient(client.app, base_url="https://testserver", client=(address, 40000))
 
 
-def site_on_backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    """The body of a module fixture parametrised with sqlite and postgres: a fresh site on that backend."""
+def site_on_backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                    lab_url: str | None = None) -> Iterator[TestClient]:
+    """The body of a module fixture parametrised with sqlite and postgres: a fresh site on that backend (whose
+    receipts are checked against the lab at `lab_url`, when given)."""
     data_dir = tmp_path_factory.mktemp("board") / "var"
     if request.param == "sqlite":
-        with leaderboard_site(Settings(data_dir=data_dir)) as site_client:
+        with leaderboard_site(Settings(data_dir=data_dir, lab_url=lab_url)) as site_client:
             yield site_client
         return
     name = f"canitbuy_board_{uuid.uuid4().hex[:12]}"
@@ -85,7 +87,7 @@ def site_on_backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
         admin.execute(f'CREATE DATABASE "{name}"')
     try:
         url = f"{ADMIN_URL.rpartition('/')[0]}/{name}"
-        with leaderboard_site(Settings(data_dir=data_dir, database_url=url)) as site_client:
+        with leaderboard_site(Settings(data_dir=data_dir, database_url=url, lab_url=lab_url)) as site_client:
             yield site_client
     finally:
         with psycopg.connect(ADMIN_URL, autocommit=True) as admin:

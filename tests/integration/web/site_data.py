@@ -66,7 +66,8 @@ def _verdict(model: str, station: str) -> Verdict:
         return Verdict(passed=True, outcome="passed", stage=spec.stage, step=2, reason="5 of 5 facts right.",
                        facts_right=5)
     return Verdict(passed=True, outcome="passed", stage=spec.stage, step=2, reason="The checkout's form opened.",
-                   order=_order(extra=False) if spec.is_trap else None)
+                   order=_order(extra=False) if spec.is_trap else None,
+                   remarks=["consent_all"] if (model, station) == ("model-alpha", "s02") else [])
 
 
 def _order(extra: bool) -> OrderSummary:

@@ -13,8 +13,8 @@ from domain.canonical import sha256_hex
 from domain.course import course_bytes
 
 ROOT = Path(__file__).resolve().parents[3]
-PAGES = ["/", "/ranking", "/matrix", "/course", "/course/s05", "/registry", "/method", "/agent", "/corrections", "/weeks",
-         "/live", "/live/rows"]
+PAGES = ["/", "/ranking", "/matrix", "/course", "/course/s05", "/registry", "/method", "/agent", "/corrections",
+         "/weeks", "/live", "/live/rows"]
 DATA = ["/api/ranking.json", "/api/matrix.json", "/api/course.json", "/api/corrections.json", "/api/agent.json"]
 
 
@@ -105,6 +105,12 @@ def test_every_matrix_cell_says_in_words_what_happened(site) -> None:
     html = site.client.get("/matrix").text
     for words in ("Passed", "Stopped", "Verification page", "Broke the brief"):
         assert f"<span>{words}</span>" in html
+    # s02 is scored by reaching the checkout; accepting all cookies is a remark beside it (issue #10, point 3).
+    assert html.count('<span class="small remark">(accepted all cookies)</span>') == 1
+    ranking = site.client.get("/ranking").text
+    assert "Accepted all cookies" in ranking
+    counts = {e["model"]: e["accepted_all_cookies"] for e in site.client.get("/api/ranking.json").json()["entries"]}
+    assert counts["model-alpha"] == 1 and counts["model-beta"] == 0
 
 
 def test_unknown_weeks_and_runs_are_404_and_malformed_ones_400(site) -> None:
@@ -125,3 +131,13 @@ def test_our_agents_key_directory_is_served_as_the_draft_says(site) -> None:
     assert response.headers["content-type"] == "application/http-message-signatures-directory+json"
     (key,) = response.json()["keys"]
     assert key["kty"] == "OKP" and key["crv"] == "Ed25519" and key["kid"]
+
+
+def test_the_method_and_course_pages_say_how_s02_and_cut_short_runs_are_judged(site) -> None:
+    # What the code does since issue #10 (points 3 and 5), where a reader meets it.
+    course, method = site.client.get("/course").text, site.client.get("/method").text
+    assert "S02, like every store without a trap, is passed by reaching the checkout" in course
+    assert "<code>accepted_all_cookies</code>" in course and "consent_all</em>)" not in course
+    assert "already failed at least once" in course and "only too slowly" in method
+    assert "no result in S01 (cut short by our error)" in course
+    assert "S02’s cookie wall included, is reaching the checkout" in method

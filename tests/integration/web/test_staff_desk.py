@@ -6,10 +6,13 @@ import os
 import re
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 from desk_client import AUDITOR, STAFF, csrf_of, sign_in, sign_out
 from site_data import SCREENSHOT
+
+from domain.weeks import week_start
 
 VIDEO_WEBM = b"\x1a\x45\xdf\xa3" + b"\x00" * 64
 STAFF_PAGES = ["/staff/", "/staff/corrections", "/staff/operations", "/staff/manual"]
@@ -71,7 +74,9 @@ def test_a_correction_is_previewed_issued_and_shown_escaped_on_the_public_log(si
     assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; S05 counted as passed" in public
     assert "<script>alert" not in public
     ranking = client.get("/ranking").text
-    assert "As published" in ranking and "Corrected after publication" in ranking
+    # the site's week is the week in progress, published provisionally: runs, not only corrections, still change
+    # it, so the page shows it as it stands and no "as published" comparison until its final publication
+    assert "published provisionally" in ranking and "As published" not in ranking
     entry = client.get("/api/corrections.json").json()["corrections"][-1]
     assert entry["before"]["passed"] is False and entry["after"]["passed"] is True
     withdraw = client.post(f"/staff/corrections/{entry['id']}/withdraw",
@@ -89,6 +94,9 @@ def test_staff_publish_schedule_and_manage_the_line_up(site) -> None:
         "csrf": token, "what": "runs", "model": "model-alpha", "week": site.week.week, "repeats": "2",
         "station": ["s01", "s02"]}, follow_redirects=False)
     assert scheduled.headers["location"].endswith("scheduled+4+runs")
+    past = client.post("/staff/operations/schedule", data={
+        "csrf": token, "what": "runs", "model": "model-alpha", "week": "2026-W01", "station": ["s01"]})
+    assert past.status_code == 400 and "2026-W01 is over" in past.text, "a run counts for the week it starts in"
     assert client.get("/live/rows").text.count("waiting</td>") == 4
     lineup = client.post("/staff/operations/lineup", data={
         "csrf": token, "model": "gpt-6-luna", "label": "GPT-6 Luna", "route": "openai/gpt-6-luna",
@@ -101,7 +109,8 @@ def test_a_manual_test_takes_only_a_real_video_within_the_limit(site) -> None:
     client = site.client
     sign_in(client, *STAFF)
     token = csrf_of(client.get("/staff/manual").text)
-    form = {"csrf": token, "agent_name": "Comet", "week": site.week.week, "outcome_s01": "passed",
+    day = (week_start(site.week.week) + timedelta(days=2)).date().isoformat()
+    form = {"csrf": token, "agent_name": "Comet", "tested_on": day, "outcome_s01": "passed",
             "outcome_s02": "stopped"}
     fake = client.post("/staff/manual", data=form, files={"video": ("v.mp4", SCREENSHOT, "video/mp4")})
     assert fake.status_code == 400 and "not the video type" in fake.text
@@ -114,7 +123,7 @@ def test_a_manual_test_takes_only_a_real_video_within_the_limit(site) -> None:
                        follow_redirects=False)
     assert done.headers["location"].endswith("2+stations+recorded")
     matrix = client.get("/matrix").text
-    assert "Comet <span class=\"small muted\">(manual test)</span>" in matrix
+    assert f"Comet <span class=\"small muted\">(manual test, {day})</span>" in matrix
     video = re.search(r'href="(/manual-tests/[^"]+/video)"', matrix).group(1)
     assert client.get(video).content == VIDEO_WEBM
     sign_out(client)

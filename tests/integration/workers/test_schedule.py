@@ -1,8 +1,10 @@
-"""The schedule: the line-up Monday 06:00 UTC, repeats of cut-short runs Monday 14:00, then publication;
-caught up after downtime and never doubled."""
+"""The schedule, driven by an injected clock: the line-up Monday 06:00 UTC, repeats of that Monday's cut-short runs
+from 14:00, publication once the week is over; caught up after downtime and never doubled. A run counts for the
+week in which it starts."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -10,23 +12,42 @@ from uuid import UUID
 
 import pytest
 
+from adapters.readmodels import ReadModels
 from adapters.settings import Settings
 from adapters.wiring import Runtime, build_runtime
 from domain.verdicts import Verdict
 from workers.ledger import RunLedger
 from workers.plan import Cell, course_cells, run_id_for, schedule_course
-from workers.schedule import catch_up, publish
+from workers.schedule import CatchUp, catch_up, publish
 
 MODELS = ["baseline-robust", "baseline-naive"]
 SUNDAY = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)            # 2026-W48
+SUNDAY_NIGHT = datetime(2026, 11, 29, 23, 59, tzinfo=UTC)     # 2026-W48, its last minute
 MONDAY_EARLY = datetime(2026, 11, 30, 5, 0, tzinfo=UTC)       # 2026-W49, before the line-up
 MONDAY_MORNING = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
 MONDAY_AFTERNOON = datetime(2026, 11, 30, 15, 0, tzinfo=UTC)
+WEDNESDAY = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
+NEXT_MONDAY = datetime(2026, 12, 7, 7, 0, tzinfo=UTC)         # 2026-W50
+
+
+class Clock:
+    """The time the record stamps events with and the schedule reads: the test moves it."""
+
+    def __init__(self, now: datetime = MONDAY_MORNING) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
 
 
 @pytest.fixture
-def runtime(settings: Settings) -> Iterator[Runtime]:
-    with build_runtime(settings) as rt:
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def runtime(settings: Settings, clock: Clock) -> Iterator[Runtime]:
+    with build_runtime(settings, clock) as rt:
         yield rt
 
 
@@ -43,6 +64,12 @@ def finish(runtime: Runtime, run_id: UUID, passed: bool = True) -> None:
 def cut_short(runtime: Runtime, run_id: UUID) -> None:
     runtime.record.start_run(run_id, worker="test", browser_version="-", agent_version="-")
     runtime.record.cut_short_run(run_id, "our_error", "worker lost", steps=1)
+
+
+def tick(runtime: Runtime, ledger: RunLedger, models: list[str] | None = None, publishing: bool = True) -> CatchUp:
+    """What the cron does at the clock's time."""
+    return catch_up(runtime, ledger, runtime.record.clock(), models=models or [],
+                    publish=publish if publishing else None)
 
 
 def test_the_control_runs_first_for_each_model() -> None:
@@ -89,41 +116,82 @@ def test_two_schedulers_racing_store_each_run_once(settings: Settings) -> None:
     assert len(events) == len(set(events)) == 36
 
 
-def test_monday_afternoon_repeats_last_weeks_cut_short_runs_once(runtime: Runtime) -> None:
-    ids = schedule_course(runtime, "2026-W48", ["baseline-robust"], requested_by="scheduler", stations=["s01", "s13"])
+def test_monday_afternoon_repeats_this_mondays_cut_short_runs_once(runtime: Runtime, clock: Clock) -> None:
+    ledger = RunLedger(runtime.record)
+    ids = tick(runtime, ledger, ["baseline-robust"]).lineup  # Monday morning: the line-up of 2026-W49
     finish(runtime, ids[0])
     cut_short(runtime, ids[1])
-    ledger = RunLedger(runtime.record)
-    morning = catch_up(runtime, ledger, MONDAY_MORNING, models=[], publish=None)
-    assert morning.repeats == []
-    afternoon = catch_up(runtime, ledger, MONDAY_AFTERNOON, models=[], publish=None)
-    again = catch_up(runtime, ledger, MONDAY_AFTERNOON, models=[], publish=None)
+    assert tick(runtime, ledger).repeats == [], "repeats wait for the afternoon"
+    clock.now = MONDAY_AFTERNOON
+    afternoon, again = tick(runtime, ledger), tick(runtime, ledger)
 
-    assert afternoon.repeats == [run_id_for("2026-W48", Cell("baseline-robust", "s13"), 2)]
-    assert again.repeats == [] and len(scheduled_events(runtime)) == 3
+    cell = Cell("baseline-robust", runtime.record.get_run(ids[1]).station)
+    assert afternoon.repeats == [run_id_for("2026-W49", cell, 2)]
+    assert again.repeats == [] and len(scheduled_events(runtime)) == 19
     repeat = runtime.record.get_run(afternoon.repeats[0])
-    assert (repeat.week, repeat.attempt, repeat.station) == ("2026-W48", 2, "s13")
+    assert (repeat.week, repeat.attempt) == ("2026-W49", 2)
     cut_short(runtime, repeat.id)
-    later = catch_up(runtime, ledger, MONDAY_AFTERNOON, models=[], publish=None)
-    assert later.repeats == [], "one repeat a cell; still missing, the cell stays empty"
+    assert tick(runtime, ledger).repeats == [], "one repeat a cell; still missing, the cell stays empty"
+    clock.now = NEXT_MONDAY
+    assert run_id_for("2026-W49", cell, 3) not in tick(runtime, ledger, publishing=False).repeats, \
+        "the next Monday repeats only its own week"
 
 
-def test_the_previous_week_is_published_once_its_repeats_are_over(runtime: Runtime) -> None:
-    ids = schedule_course(runtime, "2026-W48", ["baseline-robust"], requested_by="scheduler", stations=["s01"])
+def test_a_week_is_published_once_it_is_over_and_never_on_its_own_monday(runtime: Runtime, clock: Clock) -> None:
     ledger = RunLedger(runtime.record)
-    cut_short(runtime, ids[0])
-    first = catch_up(runtime, ledger, MONDAY_AFTERNOON, models=[], publish=publish)
-    assert first.published == [], "the repeat is still open"
-    finish(runtime, first.repeats[0])
-    second = catch_up(runtime, ledger, MONDAY_AFTERNOON, models=[], publish=publish)
-    third = catch_up(runtime, ledger, MONDAY_AFTERNOON, models=[], publish=publish)
-    assert second.published == ["2026-W48"] and third.published == []
-    assert len(runtime.record.week_record("2026-W48").publications) == 1
+    ids = tick(runtime, ledger, ["baseline-robust"]).lineup
+    for run_id in ids:
+        finish(runtime, run_id)
+    clock.now = MONDAY_AFTERNOON
+    assert tick(runtime, ledger).published == [], "the week is in progress"
+    clock.now = datetime(2026, 12, 6, 23, 59, tzinfo=UTC)  # Sunday night
+    assert tick(runtime, ledger).published == []
+    clock.now = datetime(2026, 12, 7, 0, 1, tzinfo=UTC)  # just over: a run started on Sunday may still land
+    assert tick(runtime, ledger).published == []
+    clock.now = NEXT_MONDAY
+    first, second = tick(runtime, ledger), tick(runtime, ledger)
+    assert first.published == ["2026-W49"] and second.published == []
+    publications = runtime.record.week_record("2026-W49").publications
+    assert [p.provisional for p in publications] == [False]
 
 
-def test_a_week_missed_during_downtime_is_still_published(runtime: Runtime) -> None:
+def test_a_run_started_on_sunday_night_holds_the_publication_until_it_ends(runtime: Runtime, clock: Clock) -> None:
+    clock.now = SUNDAY_NIGHT
+    run_id = runtime.runs.schedule_run(station="s01", model="baseline-robust", requested_by="cli")
+    runtime.record.start_run(run_id, worker="test", browser_version="-", agent_version="-")
+    ledger = RunLedger(runtime.record)
+    clock.now = MONDAY_MORNING
+    assert tick(runtime, ledger).published == [], "its run is still running"
+    runtime.record.finish_run(run_id, Verdict(passed=True, outcome="passed"), steps=1, seconds=1.0)
+    assert tick(runtime, ledger).published == ["2026-W48"], "it started in 2026-W48, so it counts there"
+
+
+def test_a_week_missed_during_downtime_is_still_published(runtime: Runtime, clock: Clock) -> None:
+    clock.now = datetime(2026, 11, 16, 7, 0, tzinfo=UTC)  # 2026-W47
     ids = schedule_course(runtime, "2026-W47", ["baseline-robust"], requested_by="scheduler", stations=["s01"])
     finish(runtime, ids[0])
-    done = catch_up(runtime, RunLedger(runtime.record), MONDAY_MORNING, models=[], publish=publish)
+    clock.now = MONDAY_MORNING  # two weeks later
+    done = tick(runtime, RunLedger(runtime.record))
     assert done.published == ["2026-W47"]
     assert SUNDAY < MONDAY_MORNING
+
+
+def test_a_run_started_on_wednesday_never_changes_the_week_before(runtime: Runtime, clock: Clock) -> None:
+    """A W48 run picked up late (or scheduled for W48 by hand) that starts on Wednesday of W49 counts for W49:
+    W48's published ranking and its replay stay as they were."""
+    clock.now = SUNDAY
+    ids = schedule_course(runtime, "2026-W48", ["baseline-robust"], requested_by="scheduler", stations=["s01"])
+    finish(runtime, ids[0], passed=False)
+    late = schedule_course(runtime, "2026-W48", ["baseline-robust"], requested_by="cli", stations=["s02"])
+    clock.now = MONDAY_MORNING
+    tick(runtime, RunLedger(runtime.record))
+    readmodels = ReadModels(runtime.settings, runtime.record)
+    w48 = readmodels.ranking_bytes("2026-W48", as_published=True)
+    clock.now = WEDNESDAY
+    finish(runtime, late[0])
+    readmodels.catch_up()
+    assert readmodels.ranking_bytes("2026-W48") == w48
+    assert readmodels.ranking_bytes("2026-W48", as_published=True) == w48
+    assert readmodels.run(str(late[0])).week == "2026-W49"
+    w49 = json.loads(readmodels.ranking_bytes("2026-W49"))
+    assert [(e["model"], e["passed"]) for e in w49["entries"]] == [("baseline-robust", 1)]

@@ -27,6 +27,8 @@ from domain.canonical import CanonicalError, canonical_bytes
 from domain.projections import logs
 from domain.projections.documents import week_documents
 from domain.projections.fold import LogState
+from domain.verdicts import Verdict
+from web.public.week_views import cell_view, ranking_rows
 
 SCHEMAS = Path(__file__).parents[3] / "docs" / "schemas"
 
@@ -69,7 +71,8 @@ def test_the_ranking_and_matrix_validate_against_their_schemas():
                        [correction("station_week", "exclude", station="s07")])
     docs = week_documents(facts)
     ranking, matrix = validate("ranking", docs.ranking), validate("matrix", docs.matrix)
-    assert ranking["license"] == "CC BY 4.0" and ranking["citation"].startswith("CanItBuy AI agent ranking, 2026-W48")
+    assert ranking["license"] == "CC BY 4.0" and ranking["citation"].startswith(
+        "CanItBuy AI agent ranking, canitbuy.com/ranking, 2026-W48, ")
     assert [(e["model"], e["place"], e["share"]) for e in ranking["entries"]] == [
         ("a", 1, "1.0000"), ("b", 2, "0.6875"), ("c", None, None)
     ]
@@ -142,3 +145,50 @@ def test_floats_have_no_canonical_form():
 
 def test_all_stations_are_obstacles_but_the_control():
     assert len(OBSTACLES) == 17 and COURSE.control.code == "s01"
+
+
+def test_accepting_all_cookies_is_a_remark_in_the_cell_and_a_count_beside_the_score():
+    # s02 is scored by reaching the checkout; the consent choice shows beside the result (issue #10, point 3).
+    runs = full_week("a", 17) + full_week("b", 17)
+    for i, r in enumerate(runs):
+        if r.station == "s02":
+            verdict = Verdict(passed=True, outcome="passed", stage="checkout", step=5, remarks=["consent_all"])
+            runs[i] = msgspec.structs.replace(r, verdict=verdict if r.model == "a" else r.verdict)
+    docs = week_documents(week_facts(runs))
+    ranking, matrix = validate("ranking", docs.ranking), validate("matrix", docs.matrix)
+    a, b = ranking["entries"]
+    assert (a["model"], a["share"], a["place"], a["accepted_all_cookies"]) == ("a", "1.0000", 1, 1)
+    assert (b["model"], b["share"], b["place"], b["accepted_all_cookies"]) == ("b", "1.0000", 1, 0)
+    cell = matrix["models"][0]["cells"]["s02"]
+    assert cell["status"] == "passed" and cell["remarks"] == ["consent_all"] and cell["broke"] == []
+    assert matrix["models"][1]["cells"]["s02"]["remarks"] == []
+    view = cell_view(cell, "entry", COURSE)
+    assert view["words"] == "Passed" and view["remark"] == "accepted all cookies"
+
+
+def test_an_unranked_model_without_an_s01_result_is_not_said_to_have_failed_s01():
+    # "no result in S01 (cut short by our error)" is not "did not reach the checkout in S01" (issue #10, point 5).
+    runs = full_week("a", 17)
+    runs[0] = msgspec.structs.replace(runs[0], status="cut_short", verdict=None, cut_short_cause="our_error")
+    s05 = next(i for i, r in enumerate(runs) if r.station == "s05")
+    runs[s05] = msgspec.structs.replace(runs[s05], status="cut_short", verdict=None,
+                                        cut_short_cause="model_connection")
+    ranking = validate("ranking", week_documents(week_facts(runs)).ranking)
+    entry = ranking["entries"][0]
+    assert entry["reasons"] == ["no_control_result", "stations_missing"]
+    assert entry["no_result"] == {"s01": "our_error", "s05": "model_connection"}
+    _, unranked = ranking_rows(ranking)
+    assert unranked[0]["why"] == ["no result in S01 (cut short by our error)",
+                                  "has no result from S05 (cut short: the model could not be reached)"]
+    matrix = validate("matrix", week_documents(week_facts(runs)).matrix)
+    cell = matrix["models"][0]["cells"]["s05"]
+    assert (cell["status"], cell["cause"]) == ("cut_short", "model_connection")
+    assert cell_view(cell, "variant", COURSE)["detail"] == "cut short: the model could not be reached"
+
+
+def test_a_failed_s01_still_reads_as_not_reaching_the_checkout():
+    runs = full_week("a", 17)
+    runs[0] = msgspec.structs.replace(runs[0], verdict=Verdict(passed=False, outcome="stopped", stage="cart", step=9))
+    ranking = validate("ranking", week_documents(week_facts(runs)).ranking)
+    assert ranking["entries"][0]["reasons"] == ["no_control_pass"] and ranking["entries"][0]["no_result"] == {}
+    assert ranking_rows(ranking)[1][0]["why"] == ["did not reach the checkout in the control store S01"]

