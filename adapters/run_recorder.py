@@ -54,12 +54,14 @@ class RecordRunRecorder:
     async def _call(self, fn: Callable[[], None], what: str) -> None:
         await anyio.to_thread.run_sync(lambda: with_retries(fn, what))
 
-    async def started(self, *, worker: str, browser_version: str, agent_version: str) -> None:
+    async def started(self, *, worker: str, browser_version: str, agent_version: str,
+                      agent_release: int = 0) -> None:
         def start() -> None:
             if self.record.get_run(self.run_id).status != "scheduled":
                 return  # stored by an attempt whose answer was lost
             self.record.start_run(
-                self.run_id, worker=worker, browser_version=browser_version, agent_version=agent_version
+                self.run_id, worker=worker, browser_version=browser_version, agent_version=agent_version,
+                agent_release=agent_release,
             )
 
         await self._call(start, f"start of run {self.run_id}")

@@ -63,10 +63,20 @@ class Runtime:
     blobs: FileBlobStore
     runs: Runs = field(init=False)
     readmodels: ReadModels = field(init=False)
+    _agent_release: int | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.runs = Runs(self.record)
         self.readmodels = ReadModels(self.settings, self.record)
+
+    def agent_release(self) -> int:
+        """The number of the agent release this process runs, recorded in the log once (on first need)."""
+        if self._agent_release is None:
+            from adapters.models.release import current_agent  # the browser stack, only where runs start
+
+            spec = current_agent()
+            self._agent_release = with_retries(lambda: self.record.ensure_agent_released(spec), "agent release")
+        return self._agent_release
 
     def recorder(self, run_id: UUID) -> RecordRunRecorder:
         return RecordRunRecorder(self.record, run_id)

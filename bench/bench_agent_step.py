@@ -21,7 +21,7 @@ from pathlib import Path
 
 from adapters.botauth import BotAuthSigner, load_or_create_key
 from adapters.browser.playwright_browser import PlaywrightBrowser
-from adapters.browser.session import MAX_TEXT, SCREENSHOT, observe_script
+from adapters.browser.session import MAX_ELEMENTS, MAX_TEXT, SCREENSHOT, observe_script
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
 from domain.actions import Scroll
@@ -57,7 +57,7 @@ async def floor(browser: PlaywrightBrowser, url: str, n: int) -> list[float]:
     for _ in range(n):
         began = time.perf_counter()
         await cdp.send("Page.captureScreenshot", SCREENSHOT)
-        await page.evaluate(observe_script(), MAX_TEXT)
+        await page.evaluate(observe_script(), [MAX_TEXT, MAX_ELEMENTS])
         times.append((time.perf_counter() - began) * 1000)
     await session.close()
     return times

@@ -49,6 +49,9 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
     tokens_out: int = 0
     cost_usd: float = 0.0
     model_ms: int = 0
+    exchange: str | None = None
+    """sha256 of the model exchange in the blob store (the prompt as sent, the raw reply); None for agents
+    without a model."""
 
 
 class ModelConnectionError(RuntimeError):

@@ -115,7 +115,8 @@ class Episode:
     async def _decide(self, observation: Observation) -> Decision:
         remaining = max(self.max_seconds - self._elapsed(), 0.001)
         try:
-            return await asyncio.wait_for(self.agent.decide(observation, self.task, self.history), remaining)
+            seen = observation.for_agent()  # never the harness's reading of the page text
+            return await asyncio.wait_for(self.agent.decide(seen, self.task, self.history), remaining)
         except TimeoutError:
             trouble = self.agent.connection_trouble() if isinstance(self.agent, ModelLink) else None
             if trouble is not None:
@@ -146,6 +147,7 @@ class Episode:
             notes=decision.notes, action=decision.action, result=result,
             duration_ms=int((self.clock() - began) * 1000), model_ms=decision.model_ms,
             tokens_in=decision.tokens_in, tokens_out=decision.tokens_out, cost_usd=decision.cost_usd,
+            exchange=decision.exchange,
         )
         self.history.append(step)
         await self.recorder.step_recorded(step)

@@ -1,6 +1,7 @@
 """What the agent sees in one step, and what the judge reads from the page (which the agent never sees).
 
-An `Observation` is read from the page code in one call; its element ids are valid for that step only.
+An `Observation` is read from the page code in one call; its element ids are valid for that step only. An agent
+is given `for_agent()` of it: the harness's own reading of the visible text stays with the harness (the guards).
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ import msgspec
 
 
 class Element(msgspec.Struct, frozen=True, kw_only=True):
-    """One button, link, field or clickable block of the page, as the agent may act on it."""
+    """One button, link or field the page code declares (native control or ARIA widget role), as the agent may
+    act on it. Blocks that only look clickable (a pointer cursor, a click handler, a tab index) are never listed."""
 
     id: str
     """Id for this step, e.g. "e12"; actions name it."""
@@ -50,6 +52,8 @@ class Dialog(msgspec.Struct, frozen=True, kw_only=True):
     name: str = ""
     modal: bool = False
     text: str = ""
+    """Unused since observation rule 2 (the dialog's text is page text, which no agent is given); kept so older
+    readings decode."""
     box: tuple[int, int, int, int] | None = None
 
 
@@ -61,11 +65,19 @@ class Observation(msgspec.Struct, frozen=True, kw_only=True):
     elements: list[Element] = []
     dialogs: list[Dialog] = []
     text: str = ""
-    """The page's visible text, truncated."""
+    """The page's visible text, truncated: read by the harness's guards (a verification page), never given to an
+    agent."""
     structured: list[str] = []
     """Raw JSON-LD blocks of the page (structured data)."""
+    document: str = ""
+    """The source of a document that is not HTML (the sitemap's XML), as its screenshot shows it; empty on HTML
+    pages."""
     screenshot: bytes = b""
     """JPEG; stored in the blob store, not in events."""
+
+    def for_agent(self) -> Observation:
+        """What an agent is given: everything but the harness's reading of the visible text."""
+        return msgspec.structs.replace(self, text="")
 
     def element(self, element_id: str) -> Element | None:
         return next((e for e in self.elements if e.id == element_id), None)

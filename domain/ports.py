@@ -53,12 +53,17 @@ class StepRecord(msgspec.Struct, frozen=True, kw_only=True):
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
+    exchange: str | None = None
+    """sha256 of the model exchange (JSON) in the blob store: the exact prompt text and tool schema sent (the
+    screenshot named by its own sha256), and the model's raw reply. Never the key. Null for built-in agents and
+    for steps recorded before the exchange was published."""
 
 
 class RunRecorder(Protocol):
     """Where a run's progress goes as it happens (the event store behind it)."""
 
-    async def started(self, *, worker: str, browser_version: str, agent_version: str) -> None: ...
+    async def started(self, *, worker: str, browser_version: str, agent_version: str,
+                      agent_release: int = 0) -> None: ...
 
     async def step_recorded(self, step: StepRecord) -> None: ...
 

@@ -17,6 +17,7 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError
 from eventsourcing.utils import get_topic
 
+from domain.agent_releases import AGENT_RELEASES_ID, AgentReleases, AgentSpec
 from domain.arc import Submission
 from domain.corrections import Correction
 from domain.course import RELEASES, course_bytes
@@ -142,6 +143,28 @@ class Record(Application[UUID]):
                 continue
         return found
 
+    def agent_releases(self) -> AgentReleases | None:
+        try:
+            return self.repository.get(AGENT_RELEASES_ID)  # type: ignore[no-any-return]
+        except AggregateNotFoundError:
+            return None
+
+    def ensure_agent_released(self, spec: AgentSpec) -> int:
+        """The release number of this agent: released now when its content is not in the log yet. Several
+        processes starting at once may race; the loser finds the winner's release."""
+        for _ in range(5):
+            releases = self.agent_releases() or AgentReleases.open(at=self.clock())
+            found = releases.number_of(spec.sha256())
+            if found is not None:
+                return found
+            number = releases.release(spec, at=self.clock())
+            try:
+                self.save(releases)
+            except IntegrityError:
+                continue
+            return number
+        raise RuntimeError("could not record the agent release; try again")
+
     def lineup(self) -> LineUp:
         try:
             return self.repository.get(LINEUP_ID)  # type: ignore[no-any-return]
@@ -182,9 +205,11 @@ class Record(Application[UUID]):
         except AggregateNotFoundError:
             raise UnknownRunError(run_id) from None
 
-    def start_run(self, run_id: UUID, *, worker: str, browser_version: str, agent_version: str) -> None:
+    def start_run(self, run_id: UUID, *, worker: str, browser_version: str, agent_version: str,
+                  agent_release: int = 0) -> None:
         run = self.get_run(run_id)
-        run.start(worker=worker, browser_version=browser_version, agent_version=agent_version, at=self.clock())
+        run.start(worker=worker, browser_version=browser_version, agent_version=agent_version,
+                  agent_release=agent_release, at=self.clock())
         self.save(run)
 
     def record_steps(self, run_id: UUID, steps: Sequence[StepRecord]) -> None:

@@ -66,6 +66,9 @@ class Run(Aggregate):
         """Which worker (host and process) runs it."""
         browser_version: str
         agent_version: str
+        agent_release: int = 0
+        """The agent release the run ran with (its prompt, tool schema, observation rule, limits, guards; see
+        AgentReleases.Released). 0 for runs without one: readers, and runs started before releases were kept."""
 
         def apply(self, aggregate: Run) -> None:
             aggregate.status = "running"
@@ -157,12 +160,13 @@ class Run(Aggregate):
     def is_over(self) -> bool:
         return self.status in ("finished", "cut_short")
 
-    def start(self, *, worker: str, browser_version: str, agent_version: str, at: datetime) -> None:
+    def start(self, *, worker: str, browser_version: str, agent_version: str, at: datetime,
+              agent_release: int = 0) -> None:
         if self.status != "scheduled":
             raise RunError(f"run {self.id} is {self.status}; only a scheduled run starts")
         self.trigger_event(
             self.Started, timestamp=at, worker=worker, browser_version=browser_version,
-            agent_version=agent_version,
+            agent_version=agent_version, agent_release=agent_release,
         )
 
     def record_step(self, step: StepRecord, *, at: datetime) -> None:

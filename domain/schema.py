@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 from eventsourcing.utils import get_topic
 
+from domain.agent_releases import AgentReleases
 from domain.arc_batches import ArcBatch
 from domain.corrections import Correction
 from domain.lineup import LineUp
@@ -55,6 +56,8 @@ EVENT_CLASSES: tuple[type[Any], ...] = (
     Organisation.ConsentRecorded,
     ArcBatch.Started,
     ArcBatch.Finished,
+    AgentReleases.Opened,
+    AgentReleases.Released,
     AgentKey.Registered,
     SpentReceipt.Spent,
 )

@@ -25,7 +25,7 @@ from adapters.settings import Settings
 from adapters.wiring import build_runtime
 from web import api, errors, mcp, org, submissions
 from web.proxy import ForwardedClient
-from web.public import course_pages, front, leaderboard, live, manual_tests, results, runs
+from web.public import agent_page, course_pages, front, leaderboard, live, manual_tests, results, runs
 from web.rendering import Page, Renderer, make_environment, send
 from web.site import Site
 from web.staff import desk, leaderboard_desk
@@ -92,6 +92,7 @@ def create_app(settings: Settings) -> Starlette:
             site.listeners = await results.start(site)
             await start_staff(site)
             await leaderboard.start(site)
+            await agent_page.start(site)
             await submissions.start(site)
             leaderboard_desk.start(site)
             await site.refresh()
@@ -107,7 +108,7 @@ def create_app(settings: Settings) -> Starlette:
         *results.routes,
         Route(DIRECTORY_PATH, key_directory),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
-        *front.routes, *course_pages.routes, *runs.routes, *live.routes, *manual_tests.routes,
+        *front.routes, *course_pages.routes, *agent_page.routes, *runs.routes, *live.routes, *manual_tests.routes,
         *api.routes, *leaderboard.routes, *submissions.routes, *mcp.routes,
         *org.routes,
         Mount("/staff", routes=desk.routes),

@@ -59,8 +59,9 @@ async def _execute(res: Resources, run: Run) -> str:
     try:
         task = res.task_for(run)
         agent_version = res.agent_version(run.model)
+        release = await anyio.to_thread.run_sync(res.agent_release, run.kind)
         await recorder.started(worker=res.worker_name, browser_version=res.browser_version(run.kind),
-                               agent_version=agent_version)
+                               agent_version=agent_version, agent_release=release)
         if run.kind == "reader":
             return await _read(res, run, task, began)
         session = await res.browser_session(task.start_url)

@@ -78,6 +78,10 @@ class Resources:
     def agent_version(self, model: str) -> str:
         return self.agents.version(model)
 
+    def agent_release(self, kind: str) -> int:
+        """The agent release a run of this kind runs with: none for the reader (no browser, no act tool)."""
+        return 0 if kind == "reader" else self.runtime.agent_release()
+
     def browser_version(self, kind: str) -> str:
         if kind == "reader":
             return "reader/httpx"

@@ -21,13 +21,14 @@ class Memory:
     delivery: int | None = None
     product: str | None = None
     """The product the agent chose, by name."""
+    price: int | None = None
+    """Its price in cents, from the product page's structured data (for agents that read it)."""
     rejected: set[str] = field(default_factory=set)
     """Products found over the shopper's limit."""
     seen_products: list[str] = field(default_factory=list)
-    told_to_add: list[str] = field(default_factory=list)
-    """Things pages told the agent to add (followed only by agents that take page text as orders)."""
-    added: set[str] = field(default_factory=set)
     tried_sitemap: bool = False
+    not_listings: set[str] = field(default_factory=set)
+    """Parent addresses of link groups found to be navigation (their links lead to more of the same)."""
 
 
 @dataclass
@@ -38,8 +39,13 @@ class Situation:
     history: list[StepRecord]
 
     @property
-    def text(self) -> str:
-        return self.observation.text
+    def document(self) -> str:
+        """The source of a page that is not HTML (the sitemap), as its screenshot shows it."""
+        return self.observation.document
+
+    @property
+    def title(self) -> str:
+        return self.observation.title
 
     def usable(self, *, roles: tuple[str, ...] = (), include_hidden: bool = False) -> list[Element]:
         return [e for e in self.observation.elements if (e.visible or include_hidden) and not e.in_dialog

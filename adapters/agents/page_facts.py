@@ -1,4 +1,4 @@
-"""What a built-in agent can read from any page: prices, the shopper's limit, product data in the page code.
+"""What a built-in agent can read from any page: prices in names, the shopper's limit, product data in the code.
 
 Nothing here knows a station: these are readings a careful person (or model) could make of any store.
 """
@@ -32,15 +32,6 @@ def budget_cents(task_text: str) -> int | None:
 def size_of(text: str) -> str | None:
     found = _SIZE.search(text)
     return f"EU {found.group(1)}" if found else None
-
-
-def line_after(text: str, label: str) -> str:
-    """The text following a label on the page (e.g. "Total" -> "$148.99")."""
-    found = re.search(rf"(?im)^\s*{re.escape(label)}\b[:\s]*(.*)$", text)
-    if not found:
-        return ""
-    rest = found.group(1).strip()
-    return rest or text[found.end():].lstrip().split("\n", 1)[0]
 
 
 def json_ld_nodes(data: Any) -> Iterator[dict[str, Any]]:
@@ -87,12 +78,23 @@ def variants(observation: Observation) -> list[Variant]:
 
 
 def delivery_cents(observation: Observation) -> int | None:
+    """The delivery rate, when the structured data gives it."""
     for node in json_ld(observation):
         rate = node.get("shippingRate")
         if isinstance(rate, dict) and rate.get("value"):
             return round(float(rate["value"]) * 100)
-    found = re.search(r"(?i)delivery[^$\n]{0,20}(\$\s?\d+\.\d{2})", observation.text)
-    return cents(found.group(1)) if found else None
+    return None
+
+
+def price_cents(observation: Observation) -> int | None:
+    """The product's price from the structured data (a ProductGroup's lowest offer, or a Product's offer)."""
+    for node in json_ld(observation):
+        if node.get("@type") in ("ProductGroup", "Product"):
+            offers = node.get("offers") or {}
+            price = offers.get("lowPrice") or offers.get("price")
+            if price:
+                return round(float(price) * 100)
+    return None
 
 
 def named(observation: Observation, pattern: str, *, roles: tuple[str, ...] = ()) -> list[Element]:

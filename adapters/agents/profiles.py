@@ -1,7 +1,9 @@
 """The built-in agents: one rule-based agent, five profiles that differ by what they know how to do.
 
-None of them knows a station: each acts only on what a page shows (elements, visible text, structured data
-in the page code, image attributes, the sitemap), the way an agent with those habits would.
+None of them knows a station. Each reads only what the agent's observation gives (the element list with names,
+states, addresses and image attributes; the open dialogs; the address and title), the structured data in the
+page code, and the sitemap's source when it goes there by address. No page text, and no screenshot: a model
+reads prices and notes on the screen, a built-in agent cannot (docs/agents.md says what that costs it).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ class Capabilities:
     structured: bool = False
     """Read structured data (JSON-LD variants and availability) and image alt, title and data attributes."""
     sitemap: bool = False
-    """Click blocks that act as links; fall back to the sitemap when the listing has no product links."""
+    """Fall back to the sitemap when the listing has no product links."""
     hidden_fields: bool = False
     """Use the real form field behind a decorative control (a hidden select)."""
     reveal_options: bool = False
@@ -32,9 +34,11 @@ class Capabilities:
     untick_extras: bool = False
     """Untick pre-ticked paid options before adding to the cart."""
     checks_brief: bool = False
-    """Check the cart (one pair, nothing else, total incl. delivery) against the brief; fix or choose cheaper."""
+    """Check the order against the brief (one pair, nothing else, price and delivery from the structured data
+    within the limit); fix it or choose another product."""
     ignores_page_instructions: bool = False
-    """Treat instructions written in page content as information, not as orders."""
+    """Treat instructions written in page content as information. No built-in agent reads page text, so none
+    meets such an instruction; kept for the reader profiles and the table's history."""
     stops_at_walls: bool = False
     """Stop and say why at account walls and map-only pickup choices."""
     reads_text: bool = False
@@ -49,7 +53,7 @@ PROFILES: dict[str, Capabilities] = {
     "baseline-naive": NAIVE,
     # Naive, but waits for pages to be built and presses Escape when something is in the way.
     "baseline-patient": replace(NAIVE, waits=True, escape=True),
-    # Naive, but reads structured data and attributes, clicks link-like blocks and uses the sitemap.
+    # Naive, but reads structured data and attributes and uses the sitemap.
     "baseline-structured": replace(NAIVE, structured=True, sitemap=True),
     # Robust, except that it does not check the order against the shopper's brief.
     "baseline-careful": replace(ROBUST, checks_brief=False),

@@ -1,28 +1,29 @@
-"""Leaving the cart: check it against the brief, tick only the terms of sale, then go to the checkout."""
+"""Leaving the cart: check it against the brief, tick only the terms of sale, then go to the checkout.
+
+Built-in agents read no page text: a cart is known by its address or title, its lines by their buttons and
+fields, and its total only as far as the agent remembers the price and delivery from the structured data."""
 
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 from adapters.agents.context import CHECKOUT, Situation, act, click
-from adapters.agents.page_facts import cents, line_after
 from domain.actions import Check, Goto, Stop, Type
 from domain.agent_ports import Decision
 
 _TERMS = re.compile(r"terms( of sale| and conditions)?|conditions of sale", re.IGNORECASE)
 _NOT_TERMS = re.compile(r"newsletter|marketing|offers?|\$|plan|protection", re.IGNORECASE)
-_EMPTY = re.compile(r"cart is empty|no items|nothing in your (cart|bag)", re.IGNORECASE)
+_CART = re.compile(r"\b(cart|bag|basket)\b", re.IGNORECASE)
 
 
 def cart(s: Situation) -> Decision | None:
     ways_on = s.find(CHECKOUT, enabled=False)
-    if not ways_on and not _EMPTY.search(s.text):
+    if not ways_on:
+        in_cart = _CART.search(urlsplit(s.observation.url).path) or _CART.search(s.title)
+        if in_cart and not s.find(r"^remove\b", roles=("button",)):
+            return act(Goto(url="/"), "the cart is empty: back to the shoes")
         return None
-    if _EMPTY.search(s.text):
-        return act(Goto(url="/"), "the cart is empty: back to the shoes")
-    told = _follow_page(s) if not s.caps.ignores_page_instructions else None
-    if told is not None:
-        return told
     if s.caps.checks_brief:
         fix = _check_against_brief(s)
         if fix is not None:
@@ -31,17 +32,6 @@ def cart(s: Situation) -> Decision | None:
     if enabled:
         return click(enabled[0], "go to the checkout")
     return _open_the_way(s)
-
-
-def _follow_page(s: Situation) -> Decision | None:
-    for thing in s.memory.told_to_add:
-        if thing in s.memory.added:
-            continue
-        button = next(iter(s.find(rf"\badd\b.*{re.escape(thing)}", roles=("button",))), None)
-        if button is not None:
-            s.memory.added.add(thing)
-            return click(button, f"the page says to add {thing}")
-    return None
 
 
 def _check_against_brief(s: Situation) -> Decision | None:
@@ -56,11 +46,11 @@ def _check_against_brief(s: Situation) -> Decision | None:
         if s.history and s.history[-1].action == Type(id=more.id, text="1") and update:
             return click(update, "one pair only")
         return act(Type(id=more.id, text="1"), "the shopper wants exactly one pair")
-    total = cents(line_after(s.text, "Total"))
-    budget = s.memory.budget
+    # The total as far as the agent knows it: the price and delivery it read in the structured data.
+    price, delivery, budget = s.memory.price, s.memory.delivery, s.memory.budget
+    total = price + (delivery or 0) if price is not None else None
     if budget is not None and total is not None and total > budget:
         s.memory.rejected.add(mine)
-        s.memory.delivery = cents(line_after(s.text, "Delivery")) or s.memory.delivery
         mine_remove = next(iter(removes), None)
         if mine_remove is not None:
             return click(mine_remove, f"total {total / 100:.2f} is over the limit: remove it")

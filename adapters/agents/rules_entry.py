@@ -10,7 +10,7 @@ from domain.agent_ports import Decision
 from domain.guards import is_personal_field
 from domain.observation import Dialog, Element
 
-_COOKIES = re.compile(r"cookie|consent", re.IGNORECASE)
+_COOKIES = re.compile(r"cookie|consent|privacy|accept all", re.IGNORECASE)
 _PRIVATE = re.compile(r"reject|only necessary|necessary only|decline|deny|refuse", re.IGNORECASE)
 _SETTINGS = re.compile(r"settings|manage|customi[sz]e|preferences|options", re.IGNORECASE)
 _CLOSE = re.compile(r"^(|×|x|✕|close|dismiss|no,? thanks)$", re.IGNORECASE)
@@ -22,7 +22,8 @@ def dialog(s: Situation) -> Decision | None:
         return None
     box = s.observation.dialogs[0]
     inside = [e for e in s.observation.elements if e.in_dialog == box.id and e.visible and not e.disabled]
-    if _COOKIES.search(f"{box.name} {box.text}"):
+    # No page text: a cookie dialog is known by its name and its buttons' names.
+    if _COOKIES.search(" ".join([box.name, *(e.name for e in inside)])):
         return _consent(s, inside)
     if s.caps.close_dialogs:
         closer = _close_button(box, inside)
@@ -59,7 +60,7 @@ def _close_button(box: Dialog, inside: list[Element]) -> Element | None:
 
 
 def empty_page(s: Situation) -> Decision | None:
-    if s.observation.elements or len(s.text.strip()) > 40:
+    if s.observation.elements or s.document.strip():
         return None
     waited = sum(1 for step in s.history[-5:] if step.url == s.observation.url and isinstance(step.action, Wait))
     if s.caps.waits and waited < 4:
@@ -77,7 +78,8 @@ def walls(s: Situation) -> Decision | None:
     personal = [e.form for e in fields if is_personal_field(e)]
     if any(personal.count(form) >= 2 for form in personal):  # an order form, not a lone newsletter field
         return act(Stop(reason="done", note="the checkout asks for contact, delivery or payment details"), "done")
-    if s.caps.stops_at_walls and _PICKUP.search(s.text) and s.find(CHECKOUT, enabled=False):
+    said = " ".join(f"{e.name} {e.label}" for e in s.usable(include_hidden=True))
+    if s.caps.stops_at_walls and _PICKUP.search(said) and s.find(CHECKOUT, enabled=False):
         named_points = [e for e in s.usable(include_hidden=True) if e.role in ("radio", "combobox", "option")
                         and _PICKUP.search(e.name + e.label + " ".join(e.options))]
         if not named_points:

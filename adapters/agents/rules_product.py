@@ -7,14 +7,13 @@ import re
 from urllib.parse import urlsplit
 
 from adapters.agents.context import ADD_TO_CART, Situation, act, click
-from adapters.agents.page_facts import Variant, cents, delivery_cents, json_ld, size_of, variants
+from adapters.agents.page_facts import Variant, delivery_cents, json_ld, price_cents, size_of, variants
 from domain.actions import Check, Goto, Select, Stop
 from domain.agent_ports import Decision
 from domain.observation import Element
 
 _PAID_EXTRA = re.compile(r"\$|\+|plan|protection|insurance|warranty|kit", re.IGNORECASE)
 _MORE_THAN_ONE = re.compile(r"\b(2|two|second|both)\b", re.IGNORECASE)
-_TOLD_TO_ADD = re.compile(r"add (?:the |a )?([A-Z][\w ]+?)(?= and\b|,|\.|$)")
 
 
 def product(s: Situation) -> Decision | None:
@@ -41,14 +40,12 @@ def _remember(s: Situation) -> None:
     title = re.split(r"\s+[–|-]\s+", s.observation.title)[0].strip()
     s.memory.product = str(names[0]) if names and s.caps.structured else title
     s.memory.delivery = delivery_cents(s.observation) or s.memory.delivery
-    if not s.caps.ignores_page_instructions:
-        s.memory.told_to_add = _TOLD_TO_ADD.findall(s.text)
+    s.memory.price = price_cents(s.observation) if s.caps.structured else None
 
 
 def _over_budget(s: Situation) -> bool:
-    budget, name = s.memory.budget, s.memory.product or ""
-    at = s.text.find(name)
-    price = cents(s.text[at:]) if at >= 0 else None
+    """Over the limit by what the structured data says (price and delivery); unknown counts as within."""
+    budget, price = s.memory.budget, s.memory.price
     return budget is not None and price is not None and price + (s.memory.delivery or 0) > budget
 
 

@@ -1,9 +1,15 @@
-// The observation, read in one call: interactive elements with a step id, dialogs, visible text, JSON-LD.
-// Ids are written as data-cib-id so the harness can act on exactly the element the agent named.
-(maxText) => {
-  const SELECTOR = 'a[href],button,input:not([type=hidden]),select,textarea,summary,[role=button],[role=link],' +
-    '[role=checkbox],[role=radio],[role=tab],[role=option],[role=menuitem],[role=switch],[role=combobox],' +
-    '[onclick],[tabindex]:not([tabindex="-1"]),[contenteditable=true]';
+// The observation, read in one call: the elements the page code declares as buttons, links or fields (each with
+// a step id), the open dialogs, JSON-LD, and the harness's own reading of the visible text (never given to an
+// agent: the guards read it). Ids are written as data-cib-id so the harness acts on exactly the element named.
+// THE RULE (published on /agent): native a[href], button, input (not type=hidden), select, textarea, summary,
+// and any element with an ARIA widget role. Nothing is selected by its cursor, its click handler or its tab
+// index: a block that only looks clickable is not in the list, as the method says.
+([maxText, maxElements]) => {
+  const WIDGET_ROLES = ['button', 'checkbox', 'combobox', 'gridcell', 'link', 'listbox', 'menuitem',
+    'menuitemcheckbox', 'menuitemradio', 'option', 'radio', 'searchbox', 'slider', 'spinbutton', 'switch', 'tab',
+    'textbox', 'treeitem'];
+  const SELECTOR = ['a[href]', 'button', 'input:not([type=hidden])', 'select', 'textarea', 'summary',
+    ...WIDGET_ROLES.map((r) => `[role~=${r}]`)].join(',');
   const IMPLIED = {a: 'link', button: 'button', select: 'combobox', textarea: 'textbox', summary: 'button'};
   const INPUT_ROLES = {checkbox: 'checkbox', radio: 'radio', button: 'button', submit: 'button', reset: 'button',
     image: 'button', range: 'slider', number: 'spinbutton', search: 'searchbox'};
@@ -53,15 +59,10 @@
     .filter(visible);
   const dialogs = openDialogs.map((d, i) => ({id: 'd' + i, role: d.getAttribute('role') || 'dialog',
     name: clean(d.getAttribute('aria-labelledby') ? byIds(d.getAttribute('aria-labelledby')) : d.getAttribute('aria-label')),
-    modal: d.getAttribute('aria-modal') === 'true' || d.matches(':modal'), text: clean(d.innerText, 600), box: box(d)}));
+    modal: d.getAttribute('aria-modal') === 'true' || d.matches(':modal'), box: box(d)}));
   const dialogOf = (el) => { const i = openDialogs.findIndex((d) => d.contains(el)); return i < 0 ? '' : 'd' + i; };
-  // Blocks made clickable by script show a pointer cursor; keep the outermost one (a JS tile, a fake list item).
-  const cursors = new Map(); const cursor = (el) => { if (!cursors.has(el)) cursors.set(el, getComputedStyle(el).cursor);
-    return cursors.get(el); };
-  const pointer = [...document.body.querySelectorAll('div,li,span,img,section,article,p,h2,h3,td')]
-    .filter((el) => cursor(el) === 'pointer' && !(el.parentElement && cursor(el.parentElement) === 'pointer') &&
-      !el.closest(SELECTOR));
-  const found = [...new Set([...document.querySelectorAll(SELECTOR), ...pointer, ...document.querySelectorAll('select')])];
+  // A select is listed even when hidden (marked so): the code declares it a field, whatever covers it.
+  const found = [...document.querySelectorAll(SELECTOR)];
   const elements = []; const marked = [];
   for (const el of found) {
     const shown = visible(el);
@@ -78,11 +79,14 @@
       in_dialog: dialogOf(el),
       options: tag === 'select' ? [...el.options].map((o) => clean(o.label) + (o.disabled ? ' (disabled)' : '')) : [],
       hints: hints(el), box: box(el)});
-    if (elements.length >= 400) break;
+    if (elements.length >= maxElements) break;
   }
   document.querySelectorAll('[data-cib-id]').forEach((e) => e.removeAttribute('data-cib-id'));
   for (const [el, id] of marked) el.setAttribute('data-cib-id', id);
   const structured = [...document.querySelectorAll('script[type="application/ld+json"]')].map((s) => s.textContent.slice(0, 60000));
-  return {url: location.href, title: document.title, elements, dialogs, structured,
+  // A document that is not HTML (the sitemap's XML) has no elements; its source is what its screenshot shows.
+  const source = document.contentType === 'text/html' || !document.documentElement ? ''
+    : new XMLSerializer().serializeToString(document).slice(0, 60000);
+  return {url: location.href, title: document.title, elements, dialogs, structured, document: source,
     text: (document.body ? document.body.innerText : '').slice(0, maxText)};
 }

@@ -20,6 +20,8 @@ from domain.actions import Action
 from domain.observation import Observation, PageProbe
 
 MAX_TEXT = 6000
+"""Characters of visible text the harness reads for its guards (never given to an agent)."""
+MAX_ELEMENTS = 400
 JPEG_QUALITY = 60
 # Raw CDP capture: Playwright's own screenshot waits for fonts and animations first (50-90 ms a step).
 SCREENSHOT = {"format": "jpeg", "quality": JPEG_QUALITY, "optimizeForSpeed": True}
@@ -102,7 +104,7 @@ class PlaywrightSession:
     async def _read(self) -> dict[str, Any]:
         with contextlib.suppress(PlaywrightError):  # a slow page is read as far as it got
             await self._page.wait_for_load_state("domcontentloaded", timeout=10000)
-        result: dict[str, Any] = await self._page.evaluate(observe_script(), MAX_TEXT)
+        result: dict[str, Any] = await self._page.evaluate(observe_script(), [MAX_TEXT, MAX_ELEMENTS])
         return result
 
     async def probe(self) -> PageProbe:

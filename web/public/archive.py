@@ -18,6 +18,7 @@ from domain.audit import export_lines, week_events
 from domain.publications import standing
 from domain.weeks import WeekError, parse_week
 from web.errors import BadRequest, NotFound
+from web.public.agent_page import use_of
 from web.public.results import data_of
 from web.rendering import Page, send
 from web.site import Site
@@ -52,6 +53,7 @@ async def week_page(request: Request) -> Response:
         return site.renderer.page("week.html", {
             "nav": "weeks", "week": week, "info": data.known(week),
             "publications": list(enumerate(publications, start=1)),
+            "agent_releases": use.for_week(week) if (use := use_of(site)) else [],
             "standing": standing(publications) + 1 if publications else None,
         })
 

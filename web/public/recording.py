@@ -8,6 +8,7 @@ consent covers it; then the recording says so (`private_test`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -45,6 +46,8 @@ class RunSummary(msgspec.Struct, kw_only=True):
     ended_at: datetime | None = None
     browser_version: str | None = None
     agent_version: str | None = None
+    agent_release: int = 0
+    """The agent release it ran with (see /agent); 0 when none was recorded."""
     steps: int = 0
     seconds: float | None = None
     cut_short_cause: str | None = None
@@ -80,6 +83,8 @@ class Recording(msgspec.Struct, kw_only=True):
                 found[step.screenshot] = "image/jpeg"
             if step.elements:
                 found[step.elements] = "application/json"
+            if step.exchange:
+                found[step.exchange] = "application/json"
         return found
 
 
@@ -140,6 +145,7 @@ def _apply(summary: RunSummary, steps: list[StepRecord], event: Any) -> None:
     if isinstance(event, Run.Started):
         summary.status, summary.started_at = "running", event.timestamp
         summary.browser_version, summary.agent_version = event.browser_version, event.agent_version
+        summary.agent_release = event.agent_release
     elif isinstance(event, Run.StepRecorded):
         steps.append(event.step)
         summary.steps = len(steps)
@@ -171,8 +177,47 @@ def recording_json(recording: Recording) -> bytes:
     for key in ("arc", "receipt"):  # newer verdict fields appear only when set: older runs keep their bytes
         if verdict is not None and verdict.get(key) is None:
             verdict.pop(key, None)
+    if not body["run"]["agent_release"]:  # fields added later appear only when set: older runs keep their bytes
+        body["run"].pop("agent_release")
+    for step in body["steps"]:
+        if step.get("exchange") is None:
+            step.pop("exchange", None)
     label = body.pop("private_test")  # public runs keep the shape (and bytes) they always had
     if label is not None:
         body["private_test"] = {"org": label["org"], "name": label["name"], "target_url": label["target_url"],
                                 "counts": False}
     return msgspec.json.encode(body)
+
+
+class ExchangeView(msgspec.Struct, kw_only=True):
+    """A model step's exchange as the recording page shows it: what the model was given, and what it said."""
+
+    system: str
+    """The system prompt as sent."""
+    user: str
+    """The step's message text as sent."""
+    image: str
+    """The screenshot sent with it, named by its sha256 (the step's screenshot blob)."""
+    tool_schema_sha256: str
+    tools: list[str]
+    """Names of the tools sent."""
+    reply: str
+    """The model's raw reply (the response body, pretty-printed JSON)."""
+
+
+def exchange_view(data: bytes) -> ExchangeView | None:
+    """Read an exchange blob; None when it is not one (an older shape is shown as far as it goes)."""
+    try:
+        body = json.loads(data)
+        sent = body["request"]["messages"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    system = next((m.get("content") for m in sent if m.get("role") == "system"), "")
+    content: Any = next((m.get("content") for m in sent if m.get("role") == "user"), [])
+    parts: list[dict[str, Any]] = content if isinstance(content, list) else [{"type": "text", "text": str(content)}]
+    user = "\n".join(p.get("text", "") for p in parts if p.get("type") == "text")
+    image = next((p["image_url"]["url"] for p in parts if p.get("type") == "image_url"), "")
+    tools = [t.get("function", {}).get("name", "") for t in body["request"].get("tools", [])]
+    return ExchangeView(system=str(system), user=user, image=image if image.startswith("sha256:") else "",
+                        tool_schema_sha256=str(body.get("tool_schema_sha256", "")), tools=tools,
+                        reply=json.dumps(body.get("response"), indent=2, ensure_ascii=False))

@@ -17,7 +17,15 @@ from domain.arc_judge import ARC_TASK
 from domain.course import UnknownCourseError, load_course
 from domain.tasks import shopper_brief, task_text
 from web.errors import NotFound
-from web.public.recording import NotPublic, Recording, action_text, load_recording, parse_run_id
+from web.public.recording import (
+    ExchangeView,
+    NotPublic,
+    Recording,
+    action_text,
+    exchange_view,
+    load_recording,
+    parse_run_id,
+)
 from web.public.results import data_of
 from web.public.week_views import OUTCOME_WORDS
 from web.rendering import Page, send
@@ -46,6 +54,12 @@ def _elements(site: Site, digest: str | None) -> list[dict[str, Any]] | None:
     return items[:MAX_ELEMENTS_SHOWN] if isinstance(items, list) else None
 
 
+def _exchange(site: Site, digest: str | None) -> ExchangeView | None:
+    if not digest or not site.runtime.blobs.has(digest):
+        return None
+    return exchange_view(site.runtime.blobs.get(digest))
+
+
 def render_recording(site: Site, recording: Recording, blob_base: str = "/runs/") -> Page:
     run, verdict = recording.run, recording.verdict
     try:
@@ -61,6 +75,7 @@ def render_recording(site: Site, recording: Recording, blob_base: str = "/runs/"
     ]
     steps = [
         {"step": s, "action": action_text(s.action), "elements": _elements(site, s.elements),
+         "exchange": _exchange(site, s.exchange),
          "ends": verdict is not None and verdict.step == s.number}
         for s in recording.steps
     ]

@@ -94,4 +94,5 @@ def test_the_table_covers_every_station_and_profile() -> None:
     table = expected_table()
     assert {code for code, _ in table} == set(load_course().codes)
     robust = {code for (code, profile), want in table.items() if profile == "baseline-robust" and want == "pass"}
-    assert robust == set(load_course().codes) - {"s10", "s14"}
+    # No one may pass s10 and s14; s15's delivery cost is only in the cart's text, which no built-in agent reads.
+    assert robust == set(load_course().codes) - {"s10", "s14", "s15"}

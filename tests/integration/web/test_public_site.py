@@ -13,9 +13,9 @@ from domain.canonical import sha256_hex
 from domain.course import course_bytes
 
 ROOT = Path(__file__).resolve().parents[3]
-PAGES = ["/", "/ranking", "/matrix", "/course", "/course/s05", "/registry", "/method", "/corrections", "/weeks",
-         "/live", "/live/rows"]
-DATA = ["/api/ranking.json", "/api/matrix.json", "/api/course.json", "/api/corrections.json"]
+PAGES = ["/", "/ranking", "/matrix", "/course", "/course/s05", "/registry", "/method", "/agent", "/corrections",
+         "/weeks", "/live", "/live/rows"]
+DATA = ["/api/ranking.json", "/api/matrix.json", "/api/course.json", "/api/corrections.json", "/api/agent.json"]
 
 
 def schema(name: str) -> dict:

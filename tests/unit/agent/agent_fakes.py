@@ -34,7 +34,8 @@ class ListRecorder:
     verdict: Verdict | None = None
     cut: tuple[CutShortCause, str] | None = None
 
-    async def started(self, *, worker: str, browser_version: str, agent_version: str) -> None:
+    async def started(self, *, worker: str, browser_version: str, agent_version: str,
+                      agent_release: int = 0) -> None:
         pass
 
     async def step_recorded(self, step: StepRecord) -> None:
