@@ -26,10 +26,13 @@ from adapters.settings import Settings
 from adapters.wiring import build_runtime
 from domain.actions import Scroll
 from domain.agent_ports import Decision, Task, station_task
+from domain.commands import ScheduleRun
 from domain.course import load_course
 from domain.episode import Episode
+from domain.handlers import schedule_runs
 from domain.observation import Observation
 from domain.ports import StepRecord
+from domain.weeks import week_of
 from lab.server import LabServer
 
 PAGES = ("/", "/products/aero-run-2", "/products/aero-run-2?colour=black&size=42", "/help/delivery")
@@ -64,7 +67,8 @@ async def floor(browser: PlaywrightBrowser, url: str, n: int) -> list[float]:
 
 
 async def harness(browser: PlaywrightBrowser, runtime: object, task: Task, steps: int) -> list[float]:
-    run_id = runtime.runs.schedule_run(station="s01", model="baseline-robust", requested_by="bench")  # type: ignore[attr-defined]
+    [run_id] = schedule_runs(runtime.record, [ScheduleRun.on_course(
+        station="s01", model="baseline-robust", requested_by="bench", week=week_of(runtime.record.clock()))])
     recorder = runtime.recorder(run_id)  # type: ignore[attr-defined]
     await recorder.started(worker="bench", browser_version=browser.version, agent_version="bench")
     agent = Stopwatch()

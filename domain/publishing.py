@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from domain.canonical import sha256_hex
+from domain.commands import PublishWeek
 from domain.facts import PublicationFact
 from domain.projections.documents import WeekDocuments, week_documents
 from domain.projections.fold import SKIMMED, LogState
@@ -64,10 +65,10 @@ class WeekDocumentStore(Protocol):
         ...
 
 
-def publish_week(record: Record, readmodels: WeekDocumentStore, week: str, by: str) -> Publication:
+def publish_week(record: Record, readmodels: WeekDocumentStore, command: PublishWeek) -> Publication:
     """Compute the week's ranking and Matrix from the whole log and record their publication: provisional while the
     week is in progress (by the record's clock), final once it is over and its runs have ended."""
-    week = parse_week(week)
+    week, by = parse_week(command.week), command.by
     readmodels.catch_up()
     if is_over(week, record.clock()) and (running := readmodels.running_runs(week)):
         raise RunsStillOpenError(week, running)

@@ -22,13 +22,12 @@ from domain.arc import Submission
 from domain.corrections import Correction
 from domain.course import RELEASES, course_bytes
 from domain.lineup import LINEUP_ID, Entrant, LineUp
-from domain.manual_tests import ManualTest
 from domain.organisations import Organisation, OrganisationError, organisation_id
 from domain.ports import StepRecord
 from domain.publications import Week, publication_id
 from domain.receipt_ledger import AgentKey, AgentKeyError, KeyRegistration, SpentReceipt, agent_key_id, spent_receipt_id
 from domain.releases import CourseRelease, release_id
-from domain.runs import Run, RunKind
+from domain.runs import Run
 from domain.schema import Envelope, name_for_topic, payload_decoder
 from domain.submissions import (
     LeaderboardSubmission,
@@ -177,27 +176,7 @@ class Record(Application[UUID]):
             lineup.set_entrant(entrant, by=by, at=self.clock())
         self.save(lineup)
 
-    # --- runs -----------------------------------------------------------------------------------------
-
-    def schedule_runs(self, specs: Sequence[dict[str, Any]]) -> list[UUID]:
-        """Schedule several runs in one transaction. Each spec holds Run.schedule's keyword arguments."""
-        runs = [Run.schedule(at=self.clock(), **spec) for spec in specs]
-        if runs:
-            self.save(*runs)
-        return [run.id for run in runs]
-
-    def schedule_run(
-        self, *, station: str, model: str, course_version: str, week: str, kind: RunKind,
-        requested_by: str, attempt: int = 1, repeat: int = 0, task: str = "shop", org: str | None = None,
-        target_url: str | None = None, id: UUID | None = None,  # noqa: A002
-    ) -> UUID:
-        run = Run.schedule(
-            station=station, model=model, course_version=course_version, week=week, kind=kind,
-            requested_by=requested_by, attempt=attempt, repeat=repeat, task=task, org=org,
-            target_url=target_url, id=id, at=self.clock(),
-        )
-        self.save(run)
-        return run.id  # type: ignore[no-any-return]
+    # --- runs (scheduled by domain/handlers.py) ----------------------------------------------------------
 
     def get_run(self, run_id: UUID) -> Run:
         try:
@@ -230,15 +209,7 @@ class Record(Application[UUID]):
         run.cut_short(cause, detail, steps=steps, seconds=seconds, at=self.clock())
         self.save(run)
 
-    # --- corrections, manual tests, publications -------------------------------------------------------
-
-    def issue_correction(self, **kwargs: Any) -> UUID:
-        """Issue a correction (see Correction.issue for the arguments); a run target must exist."""
-        if kwargs.get("target") == "run":
-            self.get_run(kwargs["run_id"])
-        correction = Correction.issue(at=self.clock(), **kwargs)
-        self.save(correction)
-        return correction.id  # type: ignore[no-any-return]
+    # --- corrections and publications (commands are handled in domain/handlers.py) ---------------------
 
     def withdraw_correction(self, correction_id: UUID, *, reason: str, by: str) -> None:
         try:
@@ -247,11 +218,6 @@ class Record(Application[UUID]):
             raise LookupError(f"no correction {correction_id}") from None
         correction.withdraw(reason=reason, by=by, at=self.clock())
         self.save(correction)
-
-    def record_manual_test(self, **kwargs: Any) -> UUID:
-        test = ManualTest.record(at=self.clock(), **kwargs)
-        self.save(test)
-        return test.id  # type: ignore[no-any-return]
 
     def week_record(self, week: str) -> Week | None:
         try:
@@ -428,17 +394,6 @@ class Record(Application[UUID]):
             reference=reference, by=by, at=self.clock(),
         )
         self.save(organisation)
-
-    def schedule_private_run(
-        self, *, org: str, station: str, model: str, course_version: str, week: str, kind: RunKind,
-        requested_by: str, target_url: str | None = None, task: str = "shop",
-    ) -> UUID:
-        """A private test of a registered organisation, on our lab or at its own store's https address."""
-        self.organisation(org)
-        return self.schedule_run(
-            station=station, model=model, course_version=course_version, week=week, kind=kind,
-            requested_by=requested_by, task=task, org=org, target_url=check_target_url(target_url),
-        )
 
     # --- reading the log --------------------------------------------------------------------------------
 

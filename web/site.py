@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -17,6 +17,15 @@ import anyio.to_thread
 from adapters.settings import Settings
 from adapters.wiring import Runtime
 from web.rendering import PageCache, Renderer
+
+if TYPE_CHECKING:  # each area's state, built by its start function in the lifespan (those modules import Site)
+    from web.data import SiteData
+    from web.public.agent_page import AgentUse
+    from web.public.leaderboard import Board
+    from web.public.manual_tests import ManualTests
+    from web.staff.guard import Desk
+    from web.staff.leaderboard_desk import ReceiptVerifier
+    from web.submission_caps import FloodGuard
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -34,8 +43,16 @@ class Site:
     cache: PageCache = field(default_factory=PageCache)
     version: int = -1
     """The notification-log position the site has seen; cached pages are keyed by it."""
-    services: dict[str, Any] = field(default_factory=dict)
-    """Per-area state (staff accounts, rate limits, read models) set up by each area's start hook."""
+    # Each area's state, set once by its start function in the lifespan (web/app.py), before any request.
+    data: SiteData = field(init=False)
+    manual: ManualTests = field(init=False)
+    board: Board = field(init=False)
+    agent_use: AgentUse = field(init=False)
+    desk: Desk = field(init=False)
+    receipt_verifier: ReceiptVerifier = field(init=False)
+    network_salt: bytes = b""
+    """The key of the leaderboard's network hashes (not the session cookies' key)."""
+    submission_flood: FloodGuard = field(init=False)
     listeners: list[Callable[[int], Any]] = field(default_factory=list)
     """Read models kept by the site, called (in a worker thread) when the log moves."""
 

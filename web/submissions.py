@@ -48,8 +48,8 @@ class Answer(msgspec.Struct, frozen=True):
 async def start(site: Site) -> None:
     secret = await site.call(load_or_create_secret, site.settings.site_secret, site.settings.data_dir)
     # A key of its own: the network hashes cannot be tied to the session cookies' key.
-    site.services["network_salt"] = hmac.new(secret, b"canitbuy leaderboard network v1", hashlib.sha256).digest()
-    site.services["submission_flood"] = flood_guard(site.settings.redis_url, site.runtime.readmodels.db, site.call)
+    site.network_salt = hmac.new(secret, b"canitbuy leaderboard network v1", hashlib.sha256).digest()
+    site.submission_flood = flood_guard(site.settings.redis_url, site.runtime.readmodels.db, site.call)
 
 
 def _problem(status: int, detail: str, retry_after: int | None = None) -> Answer:
@@ -67,8 +67,8 @@ def _until_tomorrow(now: datetime) -> int:
 
 async def flooded(site: Site, request: Request) -> Response | None:
     """429 with Retry-After when the sender's network has sent too many requests this minute; None otherwise."""
-    key = network_key(client_address(request), site.services["network_salt"])
-    wait = await site.services["submission_flood"].retry_after(key)
+    key = network_key(client_address(request), site.network_salt)
+    wait = await site.submission_flood.retry_after(key)
     if not wait:
         return None
     detail = f"too many requests from this network; try again in {wait} seconds."
@@ -86,7 +86,7 @@ async def take(site: Site, body: bytes, address: str) -> Answer:
         return _problem(400, str(problem))
     except RecursionError:  # the parser refuses JSON nested deeper than the interpreter's recursion limit
         return _problem(400, "not JSON we can read: nested too deep")
-    key = network_key(address, site.services["network_salt"])
+    key = network_key(address, site.network_salt)
     try:
         accepted = await site.call(site.runtime.record.submit_leaderboard_run, submission, network_key=key)
     except QuotaExceeded as limit:

@@ -16,7 +16,9 @@ from eventsourcing.persistence import IntegrityError
 
 from adapters.run_recorder import with_retries
 from adapters.wiring import Runtime
+from domain.commands import ScheduleRun
 from domain.course import CURRENT_VERSION, load_course
+from domain.handlers import schedule_runs
 from domain.record import UnknownRunError
 from workers.ledger import RunLedger
 
@@ -74,22 +76,23 @@ def schedule_cells(
 ) -> list[UUID]:
     """Schedule (cell, attempt) pairs not yet scheduled, in one transaction; returns every id in order."""
     ids: list[UUID] = []
-    specs = []
+    commands = []
     for cell, attempt in cells:
         run_id = run_id_for(week, cell, attempt, course_version)
         ids.append(run_id)
         if not with_retries(lambda r=run_id: _exists(runtime, r), "checking a run"):
-            specs.append(runtime.runs.run_spec(
+            commands.append(ScheduleRun.on_course(
                 station=cell.station, model=cell.model, requested_by=requested_by, week=week,
                 course_version=course_version, attempt=attempt, repeat=cell.repeat, id=run_id,
             ))
+    record = runtime.record
     try:
-        with_retries(lambda: runtime.record.schedule_runs(specs), f"scheduling {len(specs)} runs")
+        with_retries(lambda: schedule_runs(record, commands), f"scheduling {len(commands)} runs")
     except IntegrityError:
         # Another scheduler won part of the race: store the rest one by one.
-        for spec in specs:
+        for command in commands:
             try:
-                with_retries(lambda s=spec: runtime.record.schedule_runs([s]), "scheduling a run")
+                with_retries(lambda c=command: schedule_runs(record, [c]), "scheduling a run")
             except IntegrityError:
                 continue
     return ids

@@ -19,6 +19,9 @@ from datetime import datetime, timedelta
 from uuid import UUID
 
 from adapters.wiring import Runtime
+from domain.commands import PublishWeek
+from domain.publications import Publication
+from domain.publishing import publish_week
 from domain.weeks import previous_week, week_of, week_start
 from workers.ledger import RunLedger
 from workers.plan import Repeats, schedule_course, schedule_repeats
@@ -33,7 +36,7 @@ PUBLISH_AFTER = timedelta(minutes=10)
 LOOKBACK_WEEKS = 4
 """How far back an unpublished week is still published after downtime."""
 
-Publish = Callable[[Runtime, str], object]
+Publish = Callable[[Runtime, str], Publication]
 
 
 @dataclass
@@ -83,12 +86,9 @@ def _unpublished(runtime: Runtime, ledger: RunLedger, current: str) -> list[str]
     return sorted(weeks)
 
 
-def publish(runtime: Runtime, week: str) -> object:
-    """The core's use case, on the read models of the runtime's store."""
-    from adapters.readmodels import ReadModels
-    from domain.publishing import publish_week
-
-    return publish_week(runtime.record, ReadModels(runtime.settings, runtime.record), week, by="scheduler")
+def publish(runtime: Runtime, week: str) -> Publication:
+    """The core's use case, on the runtime's read models."""
+    return publish_week(runtime.record, runtime.readmodels, PublishWeek(week=week, by="scheduler"))
 
 
 def week_repeats(runtime: Runtime, week: str) -> dict[str, int]:

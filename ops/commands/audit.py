@@ -6,9 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from adapters.eventstore import open_record
-from adapters.readmodels import ReadModels
 from adapters.settings import Settings
+from adapters.wiring import build_runtime
 from domain.audit import AuditError, export_lines, is_provisional, verify_lines, week_events
 from domain.publishing import NotPublishedError, UnknownWeekError
 from domain.weeks import WeekError, parse_week
@@ -48,9 +47,8 @@ def _week(text: str) -> str:
 
 def export_week(args: argparse.Namespace) -> int:
     week, settings = _week(args.week), Settings.from_env()
-    record = open_record(settings)
-    try:
-        readmodels = ReadModels(settings, record)
+    with build_runtime(settings) as runtime:
+        record, readmodels = runtime.record, runtime.readmodels
         readmodels.catch_up()
         publications = readmodels.publications(week)
         if not publications:
@@ -65,8 +63,6 @@ def export_week(args: argparse.Namespace) -> int:
         kind = " (provisional)" if publication.provisional else ""
         print(f"wrote {args.out}: {week}, publication {args.publication}{kind} at log position {publication.position}")
         return 0
-    finally:
-        record.close()
 
 
 def verify_file(args: argparse.Namespace) -> int:
@@ -90,9 +86,8 @@ def verify_file(args: argparse.Namespace) -> int:
 
 def replay_week(args: argparse.Namespace) -> int:
     week, settings = _week(args.week), Settings.from_env()
-    record = open_record(settings)
-    try:
-        readmodels = ReadModels(settings, record)
+    with build_runtime(settings) as runtime:
+        readmodels = runtime.readmodels
         readmodels.catch_up()
         try:
             docs = readmodels.published_documents(week) if args.as_published else readmodels.week_documents(week)
@@ -100,5 +95,3 @@ def replay_week(args: argparse.Namespace) -> int:
             raise CommandError(str(error)) from None
         sys.stdout.buffer.write((docs.matrix if args.matrix else docs.ranking) + b"\n")
         return 0
-    finally:
-        record.close()

@@ -6,10 +6,9 @@ import argparse
 import sys
 import time
 
-from adapters.eventstore import open_record
-from adapters.readmodels import ReadModels
 from adapters.settings import Settings
 from adapters.sqldb import SqlDb
+from adapters.wiring import build_runtime
 from domain.record import UndecodableEventError
 from ops.cli import CommandError
 from ops.commands import Subcommands
@@ -42,9 +41,8 @@ def _progress(position: int, head: int) -> None:
 
 def project(args: argparse.Namespace, *, rebuild: bool) -> int:
     settings = Settings.from_env()
-    record = open_record(settings)
-    try:
-        readmodels = ReadModels(settings, record)
+    with build_runtime(settings) as runtime:
+        readmodels = runtime.readmodels
         started = time.perf_counter()
         try:
             position = (readmodels.rebuild if rebuild else readmodels.catch_up)(_progress)
@@ -54,5 +52,3 @@ def project(args: argparse.Namespace, *, rebuild: bool) -> int:
         print(file=sys.stderr)
         print(f"read models at log position {position} ({time.perf_counter() - started:.1f} s)")
         return 0
-    finally:
-        record.close()

@@ -15,9 +15,13 @@ from uuid import UUID
 import anyio
 import msgspec
 
+from adapters.run_recorder import with_retries
 from adapters.settings import Settings, SettingsError
 from adapters.wiring import Runtime, build_runtime
+from domain.commands import ScheduleRun
 from domain.course import load_course
+from domain.handlers import schedule_runs
+from domain.weeks import week_of
 from ops.cli import CommandError
 from ops.commands import Subcommands
 from ops.local_services import local_services
@@ -53,7 +57,9 @@ def run_one(args: argparse.Namespace) -> int:
         raise CommandError(str(UnknownModelError(args.model)))
     settings = _settings(args.lab_url)
     with build_runtime(settings) as runtime, local_services(settings) as services:
-        run_id = runtime.runs.schedule_run(station=args.station, model=args.model, requested_by="cli")
+        command = ScheduleRun.on_course(station=args.station, model=args.model, requested_by="cli",
+                                        week=week_of(runtime.record.clock()))
+        [run_id] = with_retries(lambda: schedule_runs(runtime.record, [command]), "scheduling the run")
         began = time.monotonic()
         anyio.run(_execute, runtime, services.lab_url, services.directory_url, run_id)
         summary = _summary(runtime, run_id, args.station, args.model, round(time.monotonic() - began, 2))

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import argparse
 
-from adapters.eventstore import open_record
-from adapters.readmodels import ReadModels
 from adapters.settings import Settings
+from adapters.wiring import build_runtime
+from domain.commands import PublishWeek
 from domain.publications import PublicationError
 from domain.publishing import RunsStillOpenError, UnknownWeekError, publish_week
 from domain.weeks import WeekError, parse_week, system_clock
@@ -36,13 +36,12 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
 
 def publish(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
-    record = open_record(settings, clock=getattr(args, "clock", system_clock))
-    try:
-        published = publish_week(record, ReadModels(settings, record), args.week, args.by)
-    except (WeekError, UnknownWeekError, PublicationError, RunsStillOpenError) as error:
-        raise CommandError(str(error)) from None
-    finally:
-        record.close()
+    command = PublishWeek(week=args.week, by=args.by)
+    with build_runtime(settings, getattr(args, "clock", system_clock)) as runtime:
+        try:
+            published = publish_week(runtime.record, runtime.readmodels, command)
+        except (WeekError, UnknownWeekError, PublicationError, RunsStillOpenError) as error:
+            raise CommandError(str(error)) from None
     kind = "provisionally (the week is in progress) " if published.provisional else ""
     print(f"published {published.week} {kind}at log position {published.position}")
     print(f"  ranking sha256 {published.ranking_sha256}\n  matrix  sha256 {published.matrix_sha256}")
@@ -51,17 +50,14 @@ def publish(args: argparse.Namespace) -> int:
 
 def show_week(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
-    record = open_record(settings)
-    try:
-        week = parse_week(args.week)
-        readmodels = ReadModels(settings, record)
-        readmodels.catch_up()
-        docs = readmodels.week_documents(week)
-        publications = readmodels.publications(week)
-    except (WeekError, UnknownWeekError) as error:
-        raise CommandError(str(error)) from None
-    finally:
-        record.close()
+    with build_runtime(settings) as runtime:
+        try:
+            week = parse_week(args.week)
+            runtime.readmodels.catch_up()
+            docs = runtime.readmodels.week_documents(week)
+            publications = runtime.readmodels.publications(week)
+        except (WeekError, UnknownWeekError) as error:
+            raise CommandError(str(error)) from None
     print(f"{week}: course {docs.course_version}, results up to log position {docs.position}")
     for n, p in enumerate(publications, start=1):
         kind = " (provisional)" if p.provisional else ""

@@ -122,12 +122,10 @@ def run_week(args: argparse.Namespace) -> int:
 
 def _summary(runtime: Runtime, ledger: RunLedger, week: str, models: list[str], run_ids: list[str],
              publish_it: bool) -> dict[str, Any]:
-    from adapters.readmodels import ReadModels
-
     runs = ledger.of(run_ids)
     tally = Tally.of(runs, len(runs))
     published = publish(runtime, week) if publish_it else None
-    readmodels = ReadModels(runtime.settings, runtime.record)
+    readmodels = runtime.readmodels
     readmodels.catch_up()
     ranking = json.loads(readmodels.week_documents(week).ranking)
     entries = [
@@ -144,9 +142,8 @@ def _summary(runtime: Runtime, ledger: RunLedger, week: str, models: list[str], 
                   "cause": r.cause} for r in runs],
         "ranking": entries,
         "published": None if published is None else {
-            "position": published.position, "ranking_sha256": published.ranking_sha256,  # type: ignore[attr-defined]
-            "matrix_sha256": published.matrix_sha256,  # type: ignore[attr-defined]
-            "provisional": published.provisional},  # type: ignore[attr-defined]
+            "position": published.position, "ranking_sha256": published.ranking_sha256,
+            "matrix_sha256": published.matrix_sha256, "provisional": published.provisional},
     }
 
 

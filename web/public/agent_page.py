@@ -79,14 +79,14 @@ class AgentUse:
 
 async def start(site: Site) -> AgentUse:
     use = AgentUse(site.runtime.record)
-    site.services["agent_use"] = use
+    site.agent_use = use
     site.listeners.append(use.listener)
     await site.call(use.listener, await site.call(site.runtime.record.head_position))
     return use
 
 
 def use_of(site: Site) -> AgentUse | None:
-    return site.services.get("agent_use")
+    return getattr(site, "agent_use", None)  # None before the lifespan started it
 
 
 def _context(site: Site) -> dict[str, Any]:

@@ -76,14 +76,14 @@ def _row(entry: Any) -> dict[str, Any]:
 
 async def start(site: Site) -> Board:
     board = Board(site.runtime.record)
-    site.services["board"] = board
+    site.board = board
     site.listeners.append(board.listener)
     await site.call(board.listener, 0)
     return board
 
 
 def board_of(site: Site) -> Board:
-    return site.services["board"]  # type: ignore[no-any-return]
+    return site.board
 
 
 async def leaderboard_page(request: Request) -> Response:

@@ -83,7 +83,7 @@ def row_view(row: HandRow, codes: list[str]) -> dict[str, Any]:
 
 
 def manual_of(site: Site) -> ManualTests:
-    return site.services["manual"]  # type: ignore[no-any-return]
+    return site.manual
 
 
 async def video(request: Request) -> Response:

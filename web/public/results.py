@@ -13,7 +13,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from adapters.readmodels import ReadModels
 from domain.course import load_course
 from domain.publishing import UnknownWeekError
 from web.data import SiteData
@@ -25,16 +24,15 @@ from web.site import Site
 
 
 async def start(site: Site) -> list[Callable[[int], Any]]:
-    readmodels = ReadModels(site.settings, site.runtime.record)
-    await site.call(readmodels.migrate)
-    data = SiteData(readmodels)
+    await site.call(site.runtime.readmodels.migrate)
+    data = SiteData(site.runtime.readmodels)
     manual = ManualTests(site.runtime.record)
-    site.services["data"], site.services["manual"] = data, manual
+    site.data, site.manual = data, manual
     return [data.listener, manual.listener]
 
 
 def data_of(site: Site) -> SiteData:
-    return site.services["data"]  # type: ignore[no-any-return]
+    return site.data
 
 
 async def week_page(request: Request, kind: str) -> Response:

@@ -4,7 +4,6 @@ is confirmed; both issuing and withdrawing are events through the record, and sh
 
 from __future__ import annotations
 
-from typing import Any
 from uuid import UUID
 
 import msgspec
@@ -14,13 +13,14 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from domain.corrections import CorrectionError
+from domain.handlers import issue_correction
 from domain.record import UnknownRunError
 from domain.verdicts import Outcome
 from web.errors import NotFound
 from web.public.results import data_of
 from web.site import Site
 from web.staff.guard import render, staff_action, staff_page
-from web.staff.preview import FIELDS, PreviewError, correction_args, preview
+from web.staff.preview import FIELDS, PreviewError, correction_command, preview
 from web.staff.session import Session
 
 OUTCOMES = list(Outcome.__args__)  # type: ignore[attr-defined]
@@ -50,8 +50,8 @@ async def preview_correction(request: Request, session: Session, form: FormData)
     site: Site = request.app.state.site
     fields = _fields(form)
     try:
-        args = correction_args(fields, session.email)
-        effect = await site.call(preview, data_of(site), args)
+        command = correction_command(fields, session.email)
+        effect = await site.call(preview, data_of(site), site.runtime.record, command)
     except PreviewError as error:
         return await _page(request, session, form=fields, error=str(error), status=400)
     return render(request, "staff/correction_preview.html", session, {"nav": "", "form": fields, **effect})
@@ -62,8 +62,8 @@ async def issue(request: Request, session: Session, form: FormData) -> Response:
     site: Site = request.app.state.site
     fields = _fields(form)
     try:
-        args: dict[str, Any] = correction_args(fields, session.email)
-        correction_id = await site.call(site.runtime.record.issue_correction, **args)
+        command = correction_command(fields, session.email)
+        correction_id = await site.call(issue_correction, site.runtime.record, command)
     except (PreviewError, CorrectionError, UnknownRunError) as error:
         return await _page(request, session, form=fields, error=str(error), status=400)
     await site.refresh()

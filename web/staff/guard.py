@@ -45,12 +45,13 @@ async def start_staff(site: Site) -> None:
     db = SqlDb(site.settings)
     await site.call(db.migrate)
     secret = await site.call(load_or_create_secret, site.settings.site_secret, site.settings.data_dir)
-    site.services["desk"] = Desk(StaffAccounts(db), SessionCodec(secret), SignInLimiter(), SignInTurns(),
-                                 SessionStore(db))
+    site.desk = Desk(StaffAccounts(db), SessionCodec(secret), SignInLimiter(), SignInTurns(),
+                     SessionStore(db))
 
 
 def desk_of(request: Request) -> Desk:
-    return request.app.state.site.services["desk"]  # type: ignore[no-any-return]
+    site: Site = request.app.state.site
+    return site.desk
 
 
 async def open_session(request: Request, account: Account, audience: str) -> str:

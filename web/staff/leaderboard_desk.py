@@ -50,7 +50,7 @@ class ReceiptVerifier(Protocol):
 
 def start(site: Site) -> None:
     origin = site.settings.lab_url or f"https://s01.{site.settings.lab_domain}"
-    site.services.setdefault("receipt_verifier", HttpxReceiptVerifier(origin))
+    site.receipt_verifier = HttpxReceiptVerifier(origin)
 
 
 def _id(request: Request) -> UUID:
@@ -146,7 +146,7 @@ async def check_receipts(request: Request, session: Session, form: FormData) -> 
     unsigned = unsigned_receipts(submission)
     if unsigned:  # proves nothing: the run stays unverified, for re-runs
         return await _detail(request, session, unsigned_note(unsigned), 400)
-    verifier: ReceiptVerifier = site.services["receipt_verifier"]
+    verifier = site.receipt_verifier
     checks: dict[str, ReceiptCheck] = {}
     try:
         for result in submission.results:

@@ -8,16 +8,18 @@ The outcomes follow the course's scoring: a trap station passes only with an ord
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime
 
+import msgspec
 from starlette.datastructures import FormData, UploadFile
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from domain.commands import RecordManualTest
 from domain.course import CURRENT_VERSION, load_course
-from domain.manual_tests import KINDS, OUTCOMES, ManualTestError, check_outcome, parse_day
-from domain.weeks import week_of
+from domain.handlers import manual_tests_for, record_manual_test
+from domain.manual_tests import KINDS, OUTCOMES, ManualTestError, parse_day
 from web.site import Site
 from web.staff.guard import render, staff_action, staff_page
 from web.staff.session import Session
@@ -61,40 +63,37 @@ async def _video(site: Site, upload: object) -> str:
     return await site.call(site.runtime.blobs.put, data)
 
 
+def _command(form: FormData, by: str) -> RecordManualTest:
+    """The command as the form gives it, its video still to be stored."""
+    course = load_course(CURRENT_VERSION)
+    kind = str(form.get("kind", "manual"))
+    if kind not in KINDS:
+        raise ManualTestError(f"the kind is one of {', '.join(KINDS)}")
+    outcomes = {c: str(form.get(f"outcome_{c}", "")) for c in course.codes}
+    return RecordManualTest(
+        agent_name=str(form.get("agent_name", "")).strip(), kind="real_agent" if kind == "real_agent" else "manual",
+        agent_version=str(form.get("agent_version", "")).strip() or None,
+        tested_on=parse_day(str(form.get("tested_on", ""))), outcomes={c: o for c, o in outcomes.items() if o},
+        video=PENDING_VIDEO, notes=str(form.get("notes", "")), by=by, course_version=course.version,
+    )
+
+
+PENDING_VIDEO = "pending"
+"""Stands for the video while the command is checked, so that a refused form stores no video."""
+
+
 @staff_action(max_bytes=MAX_VIDEO_BYTES + 256 * 1024, max_files=1, max_fields=60)
 async def record_manual(request: Request, session: Session, form: FormData) -> Response:
     site: Site = request.app.state.site
-    course = load_course(CURRENT_VERSION)
     try:
-        agent = str(form.get("agent_name", "")).strip()
-        if not agent:
-            raise ManualTestError("name the agent tested, e.g. ChatGPT agent")
-        kind = str(form.get("kind", "manual"))
-        if kind not in KINDS:
-            raise ManualTestError(f"the kind is one of {', '.join(KINDS)}")
-        version = str(form.get("agent_version", "")).strip() or None
-        if kind == "real_agent" and not version:
-            raise ManualTestError("a real-agent test needs the agent's version as the recording shows it")
-        day = parse_day(str(form.get("tested_on", "")))
-        outcomes = {c: str(form.get(f"outcome_{c}", "")) for c in course.codes}
-        tested = {c: o for c, o in outcomes.items() if o}
-        if not tested:
-            raise ManualTestError("give the outcome of at least one station")
-        for code, outcome in tested.items():
-            check_outcome(course, code, outcome)
-        video = await _video(site, form.get("video"))
+        command = _command(form, session.email)
+        manual_tests_for(site.runtime.record, command)  # the domain's checks, before the video is stored
+        command = msgspec.structs.replace(command, video=await _video(site, form.get("video")))
+        ids = await site.call(record_manual_test, site.runtime.record, command)
     except ManualTestError as error:
         return await _page(request, session, str(error), 400)
-    notes = str(form.get("notes", "")).strip()
-    for code, outcome in tested.items():
-        await site.call(
-            site.runtime.record.record_manual_test, agent_name=agent, station=code,
-            week=week_of(datetime.combine(day, time(12), tzinfo=UTC)), course_version=course.version,
-            passed=outcome == "passed", outcome=outcome, video=video, notes=notes, by=session.email, kind=kind,
-            agent_version=version, tested_on=day.isoformat(),
-        )
     await site.refresh()
-    return RedirectResponse(f"/staff/manual?done={len(tested)}+stations+recorded", status_code=303)
+    return RedirectResponse(f"/staff/manual?done={len(ids)}+stations+recorded", status_code=303)
 
 
 routes = [

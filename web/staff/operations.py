@@ -14,7 +14,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from domain.commands import PublishWeek, ScheduleRun
 from domain.course import CURRENT_VERSION, load_course
+from domain.handlers import schedule_runs
 from domain.lineup import Entrant, LineUpError
 from domain.publications import PublicationError
 from domain.publishing import RunsStillOpenError, UnknownWeekError, publish_week
@@ -61,7 +63,7 @@ async def operations(request: Request, session: Session) -> Response:
     return await _page(request, session)
 
 
-def _schedule_specs(site: Site, form: FormData, by: str) -> list[dict[str, Any]]:
+def _schedule_commands(site: Site, form: FormData, by: str) -> list[ScheduleRun]:
     course = load_course(CURRENT_VERSION)
     model = str(form.get("model", "")).strip()
     if not model:
@@ -75,12 +77,12 @@ def _schedule_specs(site: Site, form: FormData, by: str) -> list[dict[str, Any]]
         raise FormError(f"repeats must be a whole number from 1 to {MAX_REPEATS}")
     week = _open_week(site, form.get("week"))
     return [
-        site.runtime.runs.run_spec(station=s, model=model, requested_by=by, week=week, repeat=r)
+        ScheduleRun.on_course(station=s, model=model, requested_by=by, week=week, repeat=r)
         for s in stations for r in range(int(repeats_text))
     ]
 
 
-def _repeat_specs(site: Site, week: str, by: str) -> list[dict[str, Any]]:
+def _repeat_commands(site: Site, week: str, by: str) -> list[ScheduleRun]:
     """A new attempt for each cell of the week whose newest attempt was cut short (never a result)."""
     runs = msgspec.json.decode(data_of(site).readmodels.runs_index(week=week))["runs"]
     newest: dict[tuple[str, str, int], dict[str, Any]] = {}
@@ -89,8 +91,8 @@ def _repeat_specs(site: Site, week: str, by: str) -> list[dict[str, Any]]:
         if key not in newest or run["attempt"] > newest[key]["attempt"]:
             newest[key] = run
     return [
-        site.runtime.runs.run_spec(station=r["station"], model=r["model"], requested_by=by, week=week,
-                                   repeat=r["repeat"], attempt=r["attempt"] + 1, kind=r["kind"])
+        ScheduleRun.on_course(station=r["station"], model=r["model"], requested_by=by, week=week,
+                              repeat=r["repeat"], attempt=r["attempt"] + 1, kind=r["kind"])
         for r in newest.values() if r["status"] == "cut_short"
     ]
 
@@ -100,12 +102,12 @@ async def schedule(request: Request, session: Session, form: FormData) -> Respon
     site: Site = request.app.state.site
     try:
         if form.get("what") == "repeats":
-            specs = await site.call(_repeat_specs, site, _open_week(site, form.get("week")), session.email)
+            commands = await site.call(_repeat_commands, site, _open_week(site, form.get("week")), session.email)
         else:
-            specs = _schedule_specs(site, form, session.email)
+            commands = _schedule_commands(site, form, session.email)
     except FormError as error:
         return await _page(request, session, str(error), 400)
-    ids = await site.call(site.runtime.record.schedule_runs, specs)
+    ids = await site.call(schedule_runs, site.runtime.record, commands)
     await site.refresh()
     return RedirectResponse(f"/staff/operations?done=scheduled+{len(ids)}+runs", status_code=303)
 
@@ -114,8 +116,8 @@ async def schedule(request: Request, session: Session, form: FormData) -> Respon
 async def publish(request: Request, session: Session, form: FormData) -> Response:
     site: Site = request.app.state.site
     try:
-        week = _week(form.get("week"))
-        published = await site.call(publish_week, site.runtime.record, data_of(site), week, session.email)
+        command = PublishWeek(week=_week(form.get("week")), by=session.email)
+        published = await site.call(publish_week, site.runtime.record, data_of(site), command)
     except (FormError, UnknownWeekError, PublicationError, RunsStillOpenError) as error:
         return await _page(request, session, str(error), 400)
     await site.refresh()

@@ -15,7 +15,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from domain.commands import ScheduleRun
 from domain.course import CURRENT_VERSION, load_course
+from domain.handlers import schedule_runs
 from domain.organisations import OrganisationError
 from domain.weeks import WeekError, parse_week, week_of
 from web.errors import NotFound
@@ -128,14 +130,11 @@ async def schedule(request: Request, session: Session, form: FormData) -> Respon
             week = parse_week(str(form.get("week", "")))
         except WeekError as error:
             raise OrganisationError(str(error)) from None
-        spec = course.station(station)
-        kind = "reader" if spec.is_reading else "browser"
-        task = "read" if spec.is_reading else "shop_brief" if spec.is_trap else "shop"
-        await site.call(
-            site.runtime.record.schedule_private_run, org=slug, station=station, model=model,
-            course_version=course.version, week=week, kind=kind, task=task, requested_by=session.email,
-            target_url=str(form.get("target_url", "")) or None,
+        command = ScheduleRun.on_course(
+            org=slug, station=station, model=model, course_version=course.version, week=week,
+            requested_by=session.email, target_url=str(form.get("target_url", "")) or None,
         )
+        await site.call(schedule_runs, site.runtime.record, [command])
     except OrganisationError as error:
         return await _detail(request, session, str(error), 400)
     await site.refresh()

@@ -1,85 +1,100 @@
 """What a correction would change in its week's ranking, computed before it is issued.
 
-The week's facts come from the read models; the correction is added to them hypothetically and the core's own
-projection computes the ranking again, so the preview is exactly what issuing it will publish.
+The desk's form becomes the same IssueCorrection command that issuing takes. For the preview, the command's
+handler decides the correction without saving it; its event, as the log would give it back, is folded into a copy
+of the week's state, and the core's own projection computes the ranking again: the preview is what issuing it
+will publish, with no fact built by hand.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
 import msgspec
 
 from adapters.readmodel_tables import Tables
-from domain.corrections import Correction, CorrectionError
-from domain.facts import CorrectionFact
+from domain.commands import CORRECTION_KINDS, IssueCorrection
+from domain.corrections import CorrectionError
+from domain.facts import WeekFacts
+from domain.handlers import correction_for, would_record
 from domain.projections.documents import week_documents
-from domain.record import UnknownRunError
+from domain.projections.fold import LogState
+from domain.record import Record, UnknownRunError
 from domain.weeks import WeekError, parse_week
 from web.data import SiteData
 
 FIELDS = ("target", "change", "run_id", "model", "station", "week", "outcome", "reason", "public_text")
+_COMMON = ("reason", "public_text")
 
 
 class PreviewError(ValueError):
     """The correction cannot be issued as it stands; the message says why."""
 
 
-def correction_args(form: dict[str, str], by: str) -> dict[str, Any]:
-    """Keyword arguments for Record.issue_correction from the form's text fields (checked by the domain)."""
+def correction_command(form: dict[str, str], by: str) -> IssueCorrection:
+    """The command the form asks for: the kind its target and change name, with that kind's fields only."""
     text = {k: (form.get(k) or "").strip() for k in FIELDS}
-    target = text["target"]
-    args: dict[str, Any] = {
-        "target": target, "change": text["change"], "reason": text["reason"], "public_text": text["public_text"],
-        "by": by,
-    }
-    if target == "run":
+    kind = CORRECTION_KINDS.get((text["target"], text["change"]))
+    if kind is None:
+        raise PreviewError(f"a {text['target'] or 'correction'} cannot be corrected by {text['change'] or 'nothing'}")
+    fields: dict[str, Any] = {"by": by}
+    for name in kind.__struct_fields__:
+        if name in text:
+            fields[name] = _field(name, text[name])
+    try:
+        return msgspec.convert(fields, kind)
+    except msgspec.ValidationError as error:
+        raise PreviewError(f"the correction is incomplete: {error}") from None
+
+
+def _field(name: str, value: str) -> Any:
+    if name == "run_id":
         try:
-            args["run_id"] = UUID(text["run_id"])
+            return UUID(value)
         except ValueError:
             raise PreviewError("the run id is not a run id (a UUID)") from None
-    else:
+    if name == "week":
         try:
-            args["week"] = parse_week(text["week"]) if text["week"] else None
+            return parse_week(value)
         except WeekError as error:
             raise PreviewError(str(error)) from None
-        args["model"] = text["model"] or None if target == "model_week" else None
-        args["station"] = text["station"].lower() or None if target == "station_week" else None
-    if text["change"] == "set_outcome":
-        args["outcome"] = text["outcome"] or None
-        args["passed"] = text["outcome"] == "passed"
-    try:
-        Correction.issue(at=datetime.now(UTC), **args)  # the domain's checks; nothing is saved
-    except (CorrectionError, TypeError) as error:
-        raise PreviewError(str(error)) from None
-    return args
+    if name == "station":
+        return value.lower()
+    return value if value or name in _COMMON else None
 
 
-def preview(data: SiteData, args: dict[str, Any]) -> dict[str, Any]:
+def preview(data: SiteData, record: Record, command: IssueCorrection) -> dict[str, Any]:
     """The week's ranking rows before and after, and which models moved."""
-    run = None
-    if args["target"] == "run":
-        try:
-            run = data.readmodels.run(str(args["run_id"]))
-        except UnknownRunError:
-            raise PreviewError("there is no public run with that id") from None
-    week = run.week if run else args["week"]
+    run_id = getattr(command, "run_id", None)
+    try:
+        run = data.readmodels.run(str(run_id)) if run_id else None
+        correction = correction_for(record, command)  # the handler's decision, not saved
+    except UnknownRunError:
+        raise PreviewError("there is no public run with that id") from None
+    except CorrectionError as error:
+        raise PreviewError(str(error)) from None
+    week = run.week if run else str(getattr(command, "week", ""))
     with data.readmodels.db.transaction() as tx:
         facts = Tables(tx).week_facts(week)
     if not facts.runs:
         raise PreviewError(f"week {week} has no public runs")
-    hypothetical = CorrectionFact(
-        correction_id="preview", target=args["target"], change=args["change"], week=week, reason=args["reason"],
-        public_text=args["public_text"], by=args["by"], issued_at=datetime.now(UTC), position=facts.position + 1,
-        run_id=str(args["run_id"]) if run else None, model=run.model if run else args.get("model"),
-        station=run.station if run else args.get("station"), passed=args.get("passed"), outcome=args.get("outcome"),
-    )
+    state = _copy_of(facts)
+    state.fold(would_record(record, [correction], after=facts.position))
     before = msgspec.json.decode(week_documents(facts).ranking)
-    after_facts = msgspec.structs.replace(facts, corrections=[*facts.corrections, hypothetical])
-    after = msgspec.json.decode(week_documents(after_facts).ranking)
+    after = msgspec.json.decode(week_documents(state.week_facts(week)).ranking)
     return {"week": week, "run": run, "rows": _diff(before["entries"], after["entries"])}
+
+
+def _copy_of(facts: WeekFacts) -> LogState:
+    """The state the log folds to, for this week: copies, since the fold changes the facts it holds."""
+    state = LogState()
+    state.runs = {r.run_id: msgspec.structs.replace(r) for r in facts.runs}
+    state.corrections = {c.correction_id: msgspec.structs.replace(c) for c in facts.corrections}
+    state.releases = {r.version: r for r in facts.releases}
+    state.labels = dict(facts.labels)
+    state.week_positions[facts.week] = state.position = facts.position
+    return state
 
 
 def _diff(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -8,6 +8,9 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
+from domain.commands import ScheduleRun
+from domain.handlers import schedule_runs
+
 pytestmark = pytest.mark.chromium
 
 SERIOUS = ("serious", "critical")
@@ -55,8 +58,8 @@ def test_the_week_picker_swaps_the_results_in_place(live_site, page: Page) -> No
 def test_the_live_page_shows_a_new_run_without_a_reload(live_site, page: Page) -> None:
     page.goto(live_site.url + "/live")
     page.evaluate("window.__marker = 'same page'")
-    live_site.runtime.runs.schedule_run(station="s07", model="model-live-check", requested_by="test",
-                                        week=live_site.week.week)
+    schedule_runs(live_site.runtime.record, [ScheduleRun.on_course(
+        station="s07", model="model-live-check", requested_by="test", week=live_site.week.week)])
     expect(page.locator("#live")).to_contain_text("model-live-check", timeout=10_000)
     assert page.evaluate("window.__marker") == "same page"
 

@@ -18,7 +18,10 @@ from adapters.models.release import OBSERVATION_RULE, current_agent
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
 from domain.agent_releases import AgentReleases
+from domain.commands import ScheduleRun
+from domain.handlers import schedule_runs
 from domain.runs import Run
+from domain.weeks import week_of
 from lab.server import LabServer
 from tests.integration.agent.conftest import ThreadedApp
 from tests.integration.agent.openai_server import OpenAIServer
@@ -71,7 +74,8 @@ async def test_a_model_run_records_its_release_and_its_recording_shows_what_the_
         tmp_path: Path, gateway: str, lab: LabServer) -> None:
     settings = settings_for(tmp_path, gateway)
     with build_runtime(settings) as runtime:
-        run_id = runtime.runs.schedule_run(station="s01", model=LUNA.model, requested_by="test")
+        [run_id] = schedule_runs(runtime.record, [ScheduleRun.on_course(
+            station="s01", model=LUNA.model, requested_by="test", week=week_of(runtime.record.clock()))])
         resources = build_resources(runtime, open_leases(settings), lab_url=lab.url_for(None), directory_url=None)
         try:
             assert await execute_run({"resources": resources}, str(run_id)) in ("passed", "failed")

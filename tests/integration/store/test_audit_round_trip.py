@@ -11,6 +11,8 @@ from record_builders import WEEK, StepClock, write_week
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
 from domain.audit import verify_lines
+from domain.commands import LeaveModelOut, PublishWeek, SetRunOutcome
+from domain.handlers import issue_correction
 from domain.publishing import publish_week
 from ops.cli import main
 
@@ -26,11 +28,11 @@ def published(settings, monkeypatch, tmp_path):
     record = open_record(settings, clock=StepClock())
     runs = write_week(record, {"a": 17, "b": 11, "c": 11})
     write_week(record, {"a": 2}, week="2026-W49")
-    record.issue_correction(target="run", change="set_outcome", run_id=runs[20].id, passed=True,
-                            outcome="passed", reason="judge bug", public_text="b passed s03.", by="staff")
-    publication = publish_week(record, ReadModels(settings, record), WEEK, by="lead")
-    record.issue_correction(target="model_week", change="exclude", model="a", week=WEEK, reason="leak",
-                            public_text="a saw the course.", by="staff")
+    issue_correction(record, SetRunOutcome(run_id=runs[20].id, outcome="passed", reason="judge bug",
+                                           public_text="b passed s03.", by="staff"))
+    publication = publish_week(record, ReadModels(settings, record), PublishWeek(week=WEEK, by="lead"))
+    issue_correction(record, LeaveModelOut(model="a", week=WEEK, reason="leak",
+                                           public_text="a saw the course.", by="staff"))
     record.close()
     return publication
 
@@ -103,7 +105,8 @@ def test_a_provisional_publication_exports_and_verifies_labelled(settings, monke
         monkeypatch.delenv("CANITBUY_DATABASE_URL", raising=False)
     record = open_record(settings, clock=StepClock())
     write_week(record, {"a": 17, "b": 3})
-    assert publish_week(record, ReadModels(settings, record), WEEK, by="lead").provisional  # the week runs on
+    published = publish_week(record, ReadModels(settings, record), PublishWeek(week=WEEK, by="lead"))
+    assert published.provisional  # the week runs on
     record.close()
     out = tmp_path / "week.jsonl"
     assert main(["audit", "export", "--week", WEEK, "--out", str(out)]) == 0

@@ -18,6 +18,7 @@ from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
 from adapters.settings import Settings
 from domain.canonical import sha256_hex
+from domain.commands import PublishWeek
 from domain.publishing import publish_week
 from ops.cli import main
 
@@ -66,7 +67,7 @@ def test_a_new_publication_of_an_old_week_is_written_in_the_current_format_and_b
     record = open_record(old_store)
     try:
         readmodels = ReadModels(old_store, record)
-        publication = publish_week(record, readmodels, WEEK, by="lead")
+        publication = publish_week(record, readmodels, PublishWeek(week=WEEK, by="lead"))
         assert publication.documents_format == 2 and not publication.provisional
         first, second = readmodels.publications(WEEK)
         assert (first.documents_format, second.documents_format) == (1, 2)

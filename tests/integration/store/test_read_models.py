@@ -13,6 +13,8 @@ from record_builders import WEEK, StepClock, into_week, write_week
 
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
+from domain.commands import LeaveModelOut, PublishWeek, ScheduleRun, SetRunOutcome, VoidRun
+from domain.handlers import issue_correction, schedule_runs
 from domain.publications import PublicationError
 from domain.publishing import NotPublishedError, RunsStillOpenError, UnknownWeekError, publish_week
 from domain.record import UndecodableEventError, UnknownRunError
@@ -44,8 +46,8 @@ def test_incremental_catch_up_equals_a_full_rebuild(record, readmodels):
     runs = write_week(record, {"a": 17, "b": 9})
     readmodels.catch_up()
     write_week(record, {"a": 3}, week="2026-W49")
-    record.issue_correction(target="run", change="void", run_id=runs[4].id, reason="judge bug",
-                            public_text="A run was judged wrongly.", by="staff")
+    issue_correction(record, VoidRun(run_id=runs[4].id, reason="judge bug",
+                                     public_text="A run was judged wrongly.", by="staff"))
     readmodels.catch_up()
     incremental = snapshot(readmodels)
     assert readmodels.rebuild() == record.head_position()
@@ -59,8 +61,8 @@ def test_catch_up_a_page_at_a_time_equals_a_rebuild(settings, record):
     paged = ReadModels(settings, record, page_size=7, pages_per_transaction=1)
     paged.catch_up()  # empty read models: loaded at once
     runs = write_week(record, {"a": 17, "b": 4}, repeat=1) + write_week(record, {"a": 12}, week="2026-W49")
-    record.issue_correction(target="run", change="set_outcome", run_id=runs[3].id, passed=False,
-                            outcome="stopped", reason="judge bug", public_text="Judged wrongly.", by="staff")
+    issue_correction(record, SetRunOutcome(run_id=runs[3].id, outcome="stopped", reason="judge bug",
+                                           public_text="Judged wrongly.", by="staff"))
     progress: list[int] = []
     assert paged.catch_up(lambda position, head: progress.append(position)) == record.head_position()
     assert len(progress) > 10 and progress == sorted(progress)
@@ -74,8 +76,8 @@ def test_repeats_sit_beside_the_newest_run_ranking_and_leave_out_private_and_voi
     second = write_week(record, {"a": 17, "b": 9}, repeat=1)
     third = write_week(record, {"a": 17, "b": 9}, repeat=2)
     write_week(record, {"a": 0}, repeat=3, org="acme")
-    record.issue_correction(target="run", change="void", run_id=third[5].id, reason="lab outage",
-                            public_text="A run met a broken lab.", by="staff")
+    issue_correction(record, VoidRun(run_id=third[5].id, reason="lab outage",
+                                     public_text="A run met a broken lab.", by="staff"))
     readmodels.catch_up()
     ranking = json.loads(readmodels.ranking_bytes(WEEK))
     assert [(e["model"], e["passed"]) for e in ranking["entries"]] == [("a", 17), ("b", 9)]
@@ -94,26 +96,27 @@ def test_repeats_sit_beside_the_newest_run_ranking_and_leave_out_private_and_voi
 def test_publish_then_as_published_stays_while_as_corrected_changes(record, readmodels):
     runs = write_week(record, {"a": 17, "b": 17})
     into_week(record, "2026-W49")  # the week is over: its publications are final
-    first = publish_week(record, readmodels, WEEK, by="lead")
-    record.issue_correction(target="model_week", change="exclude", model="a", week=WEEK, reason="leak",
-                            public_text="a saw the course.", by="staff")
+    first = publish_week(record, readmodels, PublishWeek(week=WEEK, by="lead"))
+    issue_correction(record, LeaveModelOut(model="a", week=WEEK, reason="leak",
+                                           public_text="a saw the course.", by="staff"))
     readmodels.catch_up()
     published = readmodels.ranking_bytes(WEEK, as_published=True)
     assert published != readmodels.ranking_bytes(WEEK)
-    second = publish_week(record, readmodels, WEEK, by="lead")
+    second = publish_week(record, readmodels, PublishWeek(week=WEEK, by="lead"))
     assert second.position > first.position
     assert readmodels.ranking_bytes(WEEK, as_published=True) == published
     with readmodels.db.transaction() as tx:  # lose the stored bytes: replaying the log gives them again
         tx.execute("DELETE FROM rm_published_documents")
     assert readmodels.ranking_bytes(WEEK, as_published=True) == published
     with pytest.raises(PublicationError):
-        publish_week(record, readmodels, WEEK, by="lead")
+        publish_week(record, readmodels, PublishWeek(week=WEEK, by="lead"))
     assert runs
 
 
 def test_a_provisional_publication_is_verifiable_and_the_weeks_close_supersedes_it(record, readmodels):
     write_week(record, {"a": 17, "b": 9})
-    provisional = publish_week(record, readmodels, WEEK, by="scheduler")  # the clock is still in the week
+    # the clock is still in the week
+    provisional = publish_week(record, readmodels, PublishWeek(week=WEEK, by="scheduler"))
     assert provisional.provisional
     provisional_bytes = readmodels.ranking_bytes(WEEK, as_published=True)
     assert [w.provisional for w in readmodels.weeks()] == [True]
@@ -122,7 +125,7 @@ def test_a_provisional_publication_is_verifiable_and_the_weeks_close_supersedes_
         tx.execute("DELETE FROM rm_published_documents")
     assert readmodels.published_documents(WEEK, 0).ranking == provisional_bytes
     into_week(record, "2026-W49")
-    final = publish_week(record, readmodels, WEEK, by="scheduler")
+    final = publish_week(record, readmodels, PublishWeek(week=WEEK, by="scheduler"))
     assert not final.provisional and final.position > provisional.position
     assert readmodels.ranking_bytes(WEEK, as_published=True) == readmodels.ranking_bytes(WEEK) != provisional_bytes
     assert [w.provisional for w in readmodels.weeks()] == [False]
@@ -140,9 +143,9 @@ def test_a_week_that_is_over_is_not_published_while_a_run_started_in_it_still_ru
     record.save(late)
     into_week(record, "2026-W49")
     with pytest.raises(RunsStillOpenError, match="1 run"):
-        publish_week(record, readmodels, WEEK, by="scheduler")
+        publish_week(record, readmodels, PublishWeek(week=WEEK, by="scheduler"))
     record.finish_run(late.id, Verdict(passed=True, outcome="passed"), steps=1, seconds=1.0)
-    assert not publish_week(record, readmodels, WEEK, by="scheduler").provisional
+    assert not publish_week(record, readmodels, PublishWeek(week=WEEK, by="scheduler")).provisional
 
 
 def test_unknown_week_and_run_are_clear_errors(record, readmodels):
@@ -153,7 +156,7 @@ def test_unknown_week_and_run_are_clear_errors(record, readmodels):
     with pytest.raises(NotPublishedError):
         readmodels.ranking_bytes(WEEK, as_published=True)
     with pytest.raises(UnknownWeekError):
-        publish_week(record, readmodels, "2026-W40", by="lead")
+        publish_week(record, readmodels, PublishWeek(week="2026-W40", by="lead"))
     with pytest.raises(UnknownRunError):
         record.get_run(uuid4())
     with pytest.raises(UnknownRunError):
@@ -187,8 +190,7 @@ def test_an_undecodable_event_stops_the_projection_at_its_position(settings, rec
 
 
 def test_two_writers_on_one_run_one_wins_and_nothing_is_lost(settings, record):
-    run_id = record.schedule_run(station="s02", model="a", course_version="2.1", week=WEEK, kind="browser",
-                                 requested_by="test")
+    [run_id] = schedule_runs(record, [ScheduleRun.on_course(station="s02", model="a", week=WEEK, requested_by="test")])
     other = open_record(settings, clock=StepClock())
     try:
         mine, theirs = record.get_run(run_id), other.get_run(run_id)

@@ -13,10 +13,11 @@ import json
 from dataclasses import dataclass, field
 from uuid import UUID
 
-from adapters.readmodels import ReadModels
 from adapters.wiring import Runtime
 from domain.actions import Click, Stop
+from domain.commands import PublishWeek, ScheduleRun
 from domain.course import load_course
+from domain.handlers import schedule_runs
 from domain.ports import StepRecord
 from domain.publishing import publish_week
 from domain.verdicts import OrderLine, OrderSummary, Verdict
@@ -80,7 +81,8 @@ def _order(extra: bool) -> OrderSummary:
 def run_one(runtime: Runtime, model: str, station: str, week: str, org: str | None = None,
             note: str = "I pick the first product.") -> UUID:
     record = runtime.record
-    run_id = runtime.runs.schedule_run(station=station, model=model, requested_by="test", week=week, org=org)
+    [run_id] = schedule_runs(record, [ScheduleRun.on_course(station=station, model=model, requested_by="test",
+                                                            week=week, org=org)])
     record.start_run(run_id, worker="test", browser_version="chromium-test", agent_version="test")
     shot = runtime.blobs.put(SCREENSHOT + (org or "").encode())
     steps = [
@@ -107,5 +109,5 @@ def make_week(runtime: Runtime, models: tuple[str, ...] = ("model-alpha", "model
     made.private_run = run_one(runtime, PRIVATE_MODEL, "s02", week, org="acme", note=PRIVATE_NOTE)
     made.private_blob = runtime.blobs.put(SCREENSHOT + b"acme")
     if publish:
-        publish_week(runtime.record, ReadModels(runtime.settings, runtime.record), week, by="test@canitbuy.com")
+        publish_week(runtime.record, runtime.readmodels, PublishWeek(week=week, by="test@canitbuy.com"))
     return made

@@ -23,7 +23,9 @@ import pytest
 from adapters.readmodels import ReadModels
 from adapters.settings import Settings
 from adapters.wiring import Runtime, build_runtime
+from domain.commands import ScheduleRun
 from domain.course import load_course
+from domain.handlers import schedule_runs
 from domain.verdicts import Verdict
 from domain.weeks import week_of
 from web.app import create_app
@@ -51,8 +53,8 @@ def build(runtime: Runtime, models: tuple[str, ...], repeats: int) -> str:
     for repeat in range(repeats):
         for model in models:
             for station in COURSE.codes:
-                run_id = runtime.runs.schedule_run(station=station, model=model, requested_by="test", week=week,
-                                                   repeat=repeat)
+                [run_id] = schedule_runs(record, [ScheduleRun.on_course(
+                    station=station, model=model, requested_by="test", week=week, repeat=repeat)])
                 record.start_run(run_id, worker="test", browser_version="chromium-test", agent_version="test")
                 ok = passes(model, station, repeat)
                 verdict = Verdict(passed=ok, outcome="passed" if ok else "stopped", stage=COURSE.station(station).stage,

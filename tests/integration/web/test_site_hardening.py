@@ -15,6 +15,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,8 @@ from leaderboard_site import a_run, body
 from adapters.settings import Settings
 from adapters.sqldb import SqlDb
 from adapters.wiring import build_runtime
-from domain.course import CURRENT_VERSION
+from domain.commands import RecordManualTest
+from domain.handlers import record_manual_test
 from web.app import create_app
 from web.staff.accounts import StaffAccounts
 from web.staff.ratelimit import SignInLimiter
@@ -88,7 +90,7 @@ class ThreadSite:
 
     @property
     def desk(self) -> Any:
-        return self.app.state.site.services["desk"]
+        return self.app.state.site.desk
 
 
 @pytest.fixture(scope="module")
@@ -212,7 +214,7 @@ def test_behind_the_trusted_proxy_one_client_locked_out_does_not_lock_out_anothe
 def test_forwarded_headers_from_an_untrusted_peer_are_ignored(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path / "var", site_secret=SECRET, trusted_proxies=("192.0.2.200/32",))
     with TestClient(create_app(settings), base_url="http://testserver", client=("192.0.2.1", 5000)) as client:
-        client.app.state.site.services["desk"].limiter = SignInLimiter(per_address=3)  # fewer: each attempt hashes
+        client.app.state.site.desk.limiter = SignInLimiter(per_address=3)  # fewer: each attempt hashes
         answers = [sign_in_post(client, f"x{n}@example.test", "a wrong password!", f"198.51.100.{n}").status_code
                    for n in range(1, 5)]
         assert answers == [401] * 3 + [429]  # every "client" is the peer that wrote the header
@@ -259,9 +261,9 @@ def test_a_video_is_streamed_from_disk_with_range_requests(process_site: Any, tm
     video = b"\x1a\x45\xdf\xa3" + os.urandom(40 * MB)
     with build_runtime(Settings(data_dir=data_dir)) as runtime:
         digest = runtime.blobs.put(video)
-        test_id = runtime.record.record_manual_test(
-            agent_name="Comet", station="s01", week="2026-W48", course_version=CURRENT_VERSION, passed=False,
-            outcome="stopped", video=digest, notes="", by=STAFF[0])
+        [test_id] = record_manual_test(runtime.record, RecordManualTest(
+            agent_name="Comet", tested_on=date(2026, 11, 24), outcomes={"s01": "stopped"}, video=digest,
+            by=STAFF[0]))
     served = process_site(data_dir, CANITBUY_SITE_SECRET=SECRET)
     path = f"/manual-tests/{test_id}/video"
     deadline = time.monotonic() + 20

@@ -15,7 +15,10 @@ import pytest
 from adapters.readmodels import ReadModels
 from adapters.settings import Settings
 from adapters.wiring import Runtime, build_runtime
+from domain.commands import ScheduleRun
+from domain.handlers import schedule_runs
 from domain.verdicts import Verdict
+from domain.weeks import week_of
 from workers.ledger import RunLedger
 from workers.plan import Cell, course_cells, run_id_for, schedule_course
 from workers.schedule import CatchUp, catch_up, publish
@@ -157,7 +160,8 @@ def test_a_week_is_published_once_it_is_over_and_never_on_its_own_monday(runtime
 
 def test_a_run_started_on_sunday_night_holds_the_publication_until_it_ends(runtime: Runtime, clock: Clock) -> None:
     clock.now = SUNDAY_NIGHT
-    run_id = runtime.runs.schedule_run(station="s01", model="baseline-robust", requested_by="cli")
+    [run_id] = schedule_runs(runtime.record, [ScheduleRun.on_course(
+        station="s01", model="baseline-robust", requested_by="cli", week=week_of(clock.now))])
     runtime.record.start_run(run_id, worker="test", browser_version="-", agent_version="-")
     ledger = RunLedger(runtime.record)
     clock.now = MONDAY_MORNING

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, timedelta
+from uuid import UUID
 
 import msgspec
 import pytest
@@ -10,7 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scoring_builders import COURSE, MONDAY, WEEK, envelope, kind_of, release_event
 
+from domain.commands import ScheduleRun
 from domain.course import CURRENT_VERSION
+from domain.handlers import schedule_runs
 from domain.organisations import Organisation, OrganisationError, organisation_id
 from domain.projections import logs
 from domain.projections.documents import week_documents
@@ -184,20 +187,21 @@ def test_a_consent_names_runs_or_a_date_and_carries_the_letter():
                               by="s")
 
 
+def schedule_one(record: Record, **fields: str) -> UUID:
+    return schedule_runs(record, [ScheduleRun.on_course(requested_by="s", week=WEEK, **fields)])[0]
+
+
 def test_a_consent_reaches_only_the_organisations_own_runs():
     record = Record()
     record.register_organisation(slug="acme", name="Acme", by="s")
     record.register_organisation(slug="globex", name="Globex", by="s")
-    theirs = record.schedule_private_run(org="globex", station="s01", model="g", course_version=CURRENT_VERSION,
-                                         week=WEEK, kind="browser", requested_by="s")
-    public = record.schedule_run(station="s01", model="m", course_version=CURRENT_VERSION, week=WEEK,
-                                 kind="browser", requested_by="s")
+    theirs = schedule_one(record, org="globex", station="s01", model="g")
+    public = schedule_one(record, station="s01", model="m")
     for other in (theirs, public):
         with pytest.raises(OrganisationError, match="not a private test of acme"):
             record.record_consent("acme", run_ids=[str(other)], until=None, document_sha256="a" * 64,
                                   reference="x", by="s")
-    ours = record.schedule_private_run(org="acme", station="s01", model="a", course_version=CURRENT_VERSION,
-                                       week=WEEK, kind="browser", requested_by="s")
+    ours = schedule_one(record, org="acme", station="s01", model="a")
     record.record_consent("acme", run_ids=[str(ours)], until=None, document_sha256="a" * 64, reference="x", by="s")
     scheduled_at = next(iter(record.repository.event_store.get(ours))).timestamp
     assert record.organisation("acme").is_public(str(ours), scheduled_at)
@@ -207,8 +211,7 @@ def test_a_consent_reaches_only_the_organisations_own_runs():
 def test_a_private_run_needs_a_registered_organisation_and_an_https_store():
     record = Record()
     with pytest.raises(OrganisationError, match="no organisation"):
-        record.schedule_private_run(org="nobody", station="s01", model="a", course_version=CURRENT_VERSION,
-                                    week=WEEK, kind="browser", requested_by="s")
+        schedule_one(record, org="nobody", station="s01", model="a")
     for bad in ("http://shop.example.com/", "https://user:pw@shop.example.com/", "ftp://x", "https://", "shop"):
         with pytest.raises(OrganisationError, match="https"):
             check_target_url(bad)
