@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass, field
 from uuid import UUID
 
+import msgspec
+
 from adapters.wiring import Runtime
 from domain.actions import Click, Stop
 from domain.commands import PublishWeek, ScheduleRun
@@ -20,6 +22,7 @@ from domain.course import load_course
 from domain.handlers import schedule_runs
 from domain.ports import StepRecord
 from domain.publishing import publish_week
+from domain.runs import Run
 from domain.verdicts import OrderLine, OrderSummary, Verdict
 from domain.weeks import week_of
 
@@ -81,8 +84,13 @@ def _order(extra: bool) -> OrderSummary:
 def run_one(runtime: Runtime, model: str, station: str, week: str, org: str | None = None,
             note: str = "I pick the first product.") -> UUID:
     record = runtime.record
-    [run_id] = schedule_runs(record, [ScheduleRun.on_course(station=station, model=model, requested_by="test",
-                                                            week=week, org=org)])
+    command = ScheduleRun.on_course(station=station, model=model, requested_by="test", week=week)
+    if org is None:
+        [run_id] = schedule_runs(record, [command])
+    else:  # a private run of an organisation the tests register later through the desk: written as history
+        private = Run.schedule(**msgspec.structs.asdict(msgspec.structs.replace(command, org=org)), at=record.clock())
+        record.save(private)
+        run_id = private.id
     record.start_run(run_id, worker="test", browser_version="chromium-test", agent_version="test")
     shot = runtime.blobs.put(SCREENSHOT + (org or "").encode())
     steps = [

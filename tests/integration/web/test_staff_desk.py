@@ -13,6 +13,7 @@ from desk_client import AUDITOR, STAFF, csrf_of, sign_in, sign_out
 from site_data import SCREENSHOT
 
 from domain.weeks import week_start
+from web.staff.preview import _line as ranking_line
 
 VIDEO_WEBM = b"\x1a\x45\xdf\xa3" + b"\x00" * 64
 STAFF_PAGES = ["/staff/", "/staff/corrections", "/staff/operations", "/staff/manual"]
@@ -83,6 +84,25 @@ def test_a_correction_is_previewed_issued_and_shown_escaped_on_the_public_log(si
                            data={"csrf": form["csrf"], "reason": "issued by mistake"}, follow_redirects=False)
     assert withdraw.status_code == 303
     assert client.get("/api/corrections.json").json()["corrections"][-1]["withdrawn"]["reason"] == "issued by mistake"
+    sign_out(client)
+
+
+def test_the_preview_runs_the_correction_on_a_copy_and_shows_what_issuing_it_publishes(site) -> None:
+    client = site.client
+    sign_in(client, *STAFF)
+    form = {"csrf": csrf_of(client.get("/staff/corrections").text), "target": "station_week", "change": "exclude",
+            "week": site.week.week, "station": "S05", "run_id": "ignored: a station is left out by week and code",
+            "reason": "the lab's size list was broken", "public_text": "S05 is left out of the week."}
+    issued_before = len(client.get("/api/corrections.json").json()["corrections"])
+    preview = client.post("/staff/corrections/preview", data=form)
+    assert preview.status_code == 200
+    assert len(client.get("/api/corrections.json").json()["corrections"]) == issued_before, "a preview saves nothing"
+    shown = {label: re.sub(r"</?strong>| \(changed\)", "", after) for label, _, after in re.findall(
+        r'<tr><th scope="row">(.*?)</th><td>(.*?)</td><td>(.*?)</td></tr>', preview.text)}
+    assert client.post("/staff/corrections", data=form, follow_redirects=False).status_code == 303
+    published = client.get(f"/api/ranking.json?week={site.week.week}&as=corrected").json()["entries"]
+    assert shown == {e["label"]: ranking_line(e) for e in published}
+    assert any("16" in line for line in shown.values()), "S05 left out: 16 obstacle stations"
     sign_out(client)
 
 

@@ -1,0 +1,189 @@
+"""Commands and their handlers, given events / when a command / then the events it recorded (an in-memory record)."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Any
+from uuid import UUID, uuid4
+
+import msgspec
+import pytest
+
+from domain.commands import (
+    CORRECTION_KINDS,
+    LeaveModelOut,
+    LeaveStationOut,
+    NoteOnRun,
+    RecordManualTest,
+    ScheduleRun,
+    SetRunOutcome,
+    VoidRun,
+    corrections_decoder,
+)
+from domain.corrections import CorrectionError
+from domain.handlers import correction_for, issue_correction, record_manual_test, schedule_runs, would_record
+from domain.manual_tests import ManualTestError
+from domain.organisations import OrganisationError
+from domain.record import Record, UnknownRunError
+from domain.schema import Envelope
+
+WEEK = "2026-W48"
+NOW = datetime(2026, 11, 25, 10, tzinfo=UTC)
+STAFF = {"reason": "judge bug", "public_text": "A run was judged wrongly.", "by": "staff@canitbuy.com"}
+
+
+def a_record() -> Record:
+    return Record(clock=lambda: NOW)
+
+
+def given_a_run(record: Record, station: str = "s03") -> UUID:
+    return schedule_runs(record, [ScheduleRun.on_course(station=station, model="m", week=WEEK, requested_by="t")])[0]
+
+
+def then_events(record: Record, after: int) -> list[Envelope]:
+    return record.read_log(after=after)
+
+
+# --- corrections: one Struct per kind --------------------------------------------------------------------------
+
+
+def test_a_voided_run_cannot_carry_an_outcome() -> None:
+    message = {"type": "void_run", "run_id": str(uuid4()), "outcome": "passed", **STAFF}
+    with pytest.raises(msgspec.ValidationError, match="unknown field `outcome`"):
+        corrections_decoder.decode(msgspec.json.encode(message))
+
+
+def test_a_model_left_out_of_a_week_cannot_name_a_run_or_a_station() -> None:
+    for extra in ({"run_id": str(uuid4())}, {"station": "s05"}):
+        message = {"type": "leave_model_out", "model": "m", "week": WEEK, **extra, **STAFF}
+        with pytest.raises(msgspec.ValidationError, match="unknown field"):
+            corrections_decoder.decode(msgspec.json.encode(message))
+
+
+def test_each_kind_decodes_to_its_own_struct_with_only_its_fields() -> None:
+    message = {"type": "leave_station_out", "station": "s05", "week": WEEK, **STAFF}
+    command = corrections_decoder.decode(msgspec.json.encode(message))
+    assert command == LeaveStationOut(station="s05", week=WEEK, **STAFF)
+    assert set(LeaveStationOut.__struct_fields__) == {"station", "week", *STAFF}
+    assert set(VoidRun.__struct_fields__) == {"run_id", *STAFF}
+
+
+def test_a_kind_missing_its_own_field_does_not_decode() -> None:
+    with pytest.raises(msgspec.ValidationError, match="missing required field `outcome`"):
+        corrections_decoder.decode(msgspec.json.encode({"type": "set_run_outcome", "run_id": str(uuid4()), **STAFF}))
+
+
+def test_voiding_a_run_records_a_void_correction_of_that_run() -> None:
+    record = a_record()
+    run_id = given_a_run(record)
+    before = record.head_position()
+    issue_correction(record, VoidRun(run_id=run_id, **STAFF))
+    [event] = then_events(record, before)
+    assert event.name == "Correction.Issued"
+    p = event.payload
+    assert (p.target, p.change, p.run_id, p.model, p.week, p.passed) == ("run", "void", str(run_id), None, None, None)
+
+
+def test_setting_a_runs_outcome_records_whether_it_passed_from_the_outcome() -> None:
+    record = a_record()
+    run_id = given_a_run(record)
+    before = record.head_position()
+    issue_correction(record, SetRunOutcome(run_id=run_id, outcome="passed", **STAFF))
+    [event] = then_events(record, before)
+    assert (event.payload.change, event.payload.outcome, event.payload.passed) == ("set_outcome", "passed", True)
+
+
+def test_every_kind_records_the_target_and_change_it_stands_for() -> None:
+    record = a_record()
+    run_id = given_a_run(record)
+    fields: dict[str, Any] = {"run_id": run_id, "model": "m", "station": "s05", "week": WEEK, "outcome": "stopped"}
+    for (target, change), kind in CORRECTION_KINDS.items():
+        command = kind(**{f: fields[f] for f in kind.__struct_fields__ if f in fields}, **STAFF)
+        correction = correction_for(record, command)
+        assert (correction.target, correction.change) == (target, change)
+
+
+def test_a_correction_of_a_run_not_in_the_record_is_refused_and_records_nothing() -> None:
+    record = a_record()
+    before = record.head_position()
+    with pytest.raises(UnknownRunError):
+        issue_correction(record, NoteOnRun(run_id=uuid4(), **STAFF))
+    assert record.head_position() == before
+
+
+def test_a_correction_without_a_public_text_is_refused() -> None:
+    with pytest.raises(CorrectionError, match="public text"):
+        issue_correction(a_record(), LeaveModelOut(model="m", week=WEEK, reason="leak", public_text=" ", by="s"))
+
+
+# --- scheduling --------------------------------------------------------------------------------------------------
+
+
+def test_scheduled_runs_take_the_kind_and_task_the_course_declares_and_are_saved_together() -> None:
+    record = a_record()
+    commands = [ScheduleRun.on_course(station=s, model="m", week=WEEK, requested_by="t") for s in ("s01", "s12", "s15")]
+    ids = schedule_runs(record, commands)
+    events = then_events(record, 0)
+    assert [e.originator_id for e in events] == [str(i) for i in ids]
+    assert [(e.payload.station, e.payload.kind, e.payload.task) for e in events] == [
+        ("s01", "browser", "shop"), ("s12", "reader", "read"), ("s15", "browser", "shop_brief")]
+
+
+def test_a_private_run_of_an_organisation_not_registered_is_refused() -> None:
+    record = a_record()
+    command = ScheduleRun.on_course(station="s01", model="m", week=WEEK, requested_by="t", org="nobody")
+    with pytest.raises(OrganisationError, match="no organisation nobody"):
+        schedule_runs(record, [command])
+    assert record.head_position() == 0
+
+
+def test_a_schedule_command_travels_as_json_and_back() -> None:
+    command = ScheduleRun.on_course(station="s12", model="m", week=WEEK, requested_by="t", id=uuid4())
+    assert msgspec.json.decode(msgspec.json.encode(command), type=ScheduleRun) == command
+
+
+# --- tests checked by hand ---------------------------------------------------------------------------------------
+
+
+def manual(**changes: Any) -> RecordManualTest:
+    fields: dict[str, Any] = {"agent_name": "Comet", "tested_on": date(2026, 11, 24),
+                              "outcomes": {"s01": "passed", "s15": "broke_brief"}, "video": "a" * 64, "by": "s"}
+    return RecordManualTest(**(fields | changes))
+
+
+def test_a_manual_test_records_one_event_per_station_in_the_week_of_its_day() -> None:
+    record = a_record()
+    record_manual_test(record, manual())
+    events = then_events(record, 0)
+    assert [(e.name, e.payload.station, e.payload.outcome, e.payload.passed) for e in events] == [
+        ("ManualTest.Recorded", "s01", "passed", True), ("ManualTest.Recorded", "s15", "broke_brief", False)]
+    assert {(e.payload.week, e.payload.tested_on) for e in events} == {("2026-W48", "2026-11-24")}
+
+
+def test_breaking_the_brief_outside_a_trap_station_is_refused_and_nothing_is_recorded() -> None:
+    record = a_record()
+    with pytest.raises(ManualTestError, match="only the trap stations"):
+        record_manual_test(record, manual(outcomes={"s01": "passed", "s02": "broke_brief"}))
+    assert record.head_position() == 0
+
+
+def test_a_real_agent_test_needs_the_agents_version() -> None:
+    with pytest.raises(ManualTestError, match="version"):
+        record_manual_test(a_record(), manual(kind="real_agent"))
+
+
+# --- what a command would record -----------------------------------------------------------------------------------
+
+
+def test_what_a_command_would_record_is_what_the_log_gives_back_once_it_is_saved() -> None:
+    record = a_record()
+    run_id = given_a_run(record)
+    after = record.head_position()
+    command = SetRunOutcome(run_id=run_id, outcome="stopped", **STAFF)
+    [would] = would_record(record, [correction_for(record, command)], after=after)
+    assert record.head_position() == after  # nothing saved
+    issue_correction(record, command)
+    [saved] = then_events(record, after)
+    assert (would.name, would.position) == (saved.name, saved.position)
+    fields = [f for f in saved.payload.__struct_fields__ if f != "timestamp"]
+    assert [getattr(would.payload, f) for f in fields] == [getattr(saved.payload, f) for f in fields]
