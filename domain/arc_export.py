@@ -8,7 +8,7 @@ configured (else left out); course rows that reached a checkout carry the lab's 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,6 +16,7 @@ import msgspec
 
 from domain.arc import COURSE_TEST_SET, SPEC
 from domain.arc_batches import ArcBatch, ArcRow
+from domain.runs import Run
 from domain.verdicts import Verdict
 
 BUILDER = "CanItBuy"
@@ -40,6 +41,27 @@ class RunEnd(msgspec.Struct, frozen=True, kw_only=True):
     """sha256 of the run's last screenshot in the blob store."""
     reason: str = ""
     """The verdict's reason, or why the run was cut short (for people; ARC's format has no field for it)."""
+
+
+def run_end(events: Sequence[Any]) -> RunEnd | None:
+    """What a run ended with, from its events (Run.Scheduled first); None for no run, or a private one."""
+    if not events or not isinstance(events[0], Run.Scheduled) or events[0].org is not None:
+        return None
+    end = {"status": "scheduled", "steps": 0}
+    shots: list[str] = []
+    for event in events[1:]:
+        match event:
+            case Run.Started(agent_version=version):
+                end |= {"status": "running", "agent_version": version}
+            case Run.StepRecorded(step=step):
+                end["steps"] += 1
+                shots += [step.screenshot] if step.screenshot else []
+            case Run.Finished(verdict=verdict, steps=steps, seconds=seconds):
+                end |= {"status": "finished", "verdict": verdict, "steps": steps, "seconds": seconds,
+                        "ended_at": event.timestamp, "reason": verdict.reason}
+            case Run.CutShort(detail=detail, seconds=seconds):
+                end |= {"status": "cut_short", "seconds": seconds, "ended_at": event.timestamp, "reason": detail}
+    return RunEnd(**end, screenshot=shots[-1] if shots else None)
 
 
 def moment(at: datetime) -> str:

@@ -7,9 +7,7 @@ ARC and our site both accept.
 
 from __future__ import annotations
 
-import json
 from functools import cache
-from importlib import resources
 from typing import Any
 from uuid import UUID
 
@@ -20,8 +18,9 @@ from adapters.wiring import Runtime
 from domain.arc import SubmissionProblem
 from domain.arc_batches import ArcBatch, load_batch
 from domain.arc_export import RunEnd, submission_of
+from domain.arc_export import run_end as end_of
+from domain.arc_schema import arc_schema, course_schema
 from domain.arc_validation import parse_submission
-from web.public.recording import NotPublic, load_recording
 
 
 class UnknownBatchError(LookupError):
@@ -30,16 +29,7 @@ class UnknownBatchError(LookupError):
 
 
 def run_end(runtime: Runtime, run_id: UUID) -> RunEnd | None:
-    try:
-        recording = load_recording(runtime.record, run_id)
-    except NotPublic:
-        return None
-    run = recording.run
-    shots = [s.screenshot for s in recording.steps if s.screenshot]
-    reason = recording.verdict.reason if recording.verdict else (run.cut_short_detail or "")
-    return RunEnd(status=run.status, verdict=recording.verdict, steps=run.steps, seconds=run.seconds,
-                  ended_at=run.ended_at, agent_version=run.agent_version, screenshot=shots[-1] if shots else None,
-                  reason=reason)
+    return end_of(list(runtime.record.repository.event_store.get(run_id)))
 
 
 def batch_ends(runtime: Runtime, batch_id: UUID) -> tuple[ArcBatch, dict[str, RunEnd]]:
@@ -57,17 +47,10 @@ def export_batch(runtime: Runtime, batch_id: UUID, *, evidence_base: str | None)
 
 
 @cache
-def arc_schema() -> dict[str, Any]:
-    text = (resources.files("domain") / "testsets" / "arc-submission-v1.schema.json").read_text()
-    return json.loads(text)  # type: ignore[no-any-return]
-
-
 def schema_for(course: bool) -> dict[str, Any]:
     if not course:
         return arc_schema()
-    from web.mcp import input_schema
-
-    return input_schema()
+    return course_schema()
 
 
 def check_export(document: dict[str, Any], *, course: bool) -> str | None:

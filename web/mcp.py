@@ -13,11 +13,8 @@ arguments not an object). Notifications get 202 and no body.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
-from functools import cache
-from importlib import resources
 from typing import Any
 
 import msgspec
@@ -26,6 +23,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from domain.arc import COURSE_TEST_SET, MAX_BYTES
+from domain.arc_schema import course_schema
 from web.site import Site
 from web.submissions import bounded_body, client_address, flooded, is_json, take
 
@@ -35,21 +33,6 @@ MAX_REQUEST = MAX_BYTES + 8 * 1024
 """The submission's 200 KB and room for the JSON-RPC envelope."""
 
 
-@cache
-def input_schema() -> dict[str, Any]:
-    arc: dict[str, Any] = json.loads(
-        (resources.files("domain") / "testsets" / "arc-submission-v1.schema.json").read_text()
-    )
-    schema = copy.deepcopy(arc)
-    schema.pop("$id", None)
-    schema["properties"]["test_set"] = {"enum": [arc["properties"]["test_set"]["const"], COURSE_TEST_SET]}
-    result = schema["properties"]["results"]["items"]["properties"]
-    result["id"] = {"type": "string", "pattern": "^(arc100-v1-[0-9]{3}|s(0[1-9]|1[0-8]))$"}
-    result["receipt"] = {"type": "string", "maxLength": 4000,
-                         "description": f"{COURSE_TEST_SET} only: the lab's signed checkout receipt (compact JWS)."}
-    return schema
-
-
 def tool() -> dict[str, Any]:
     return {
         "name": TOOL,
@@ -57,7 +40,7 @@ def tool() -> dict[str, Any]:
         "description": "Submit an agent's run in ARC's arc-leaderboard-submission/v1 format (ARC-100 v1 or "
                        f"{COURSE_TEST_SET}). Answers with the submission's id, or the first problem found. "
                        "Listed as unverified until staff verify it. At most 5 a network a day.",
-        "inputSchema": input_schema(),
+        "inputSchema": course_schema(),
     }
 
 

@@ -16,13 +16,13 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from adapters.staff_accounts import DESK_ROLES
 from domain.facts import RunFact
 from domain.organisations import OrganisationError
 from web.errors import Forbidden, NotFound
 from web.public.recording import NotPublic, Recording, load_recording, parse_run_id
 from web.public.runs import render_recording
 from web.site import Site
-from web.staff.accounts import DESK_ROLES
 from web.staff.guard import account_of, end_session, open_session, render
 from web.staff.session import LIFETIME, MEMBERS, Session
 from web.staff.sign_in import check_sign_in

@@ -40,8 +40,8 @@ def _password(from_stdin: bool) -> str:
 def add_account(args: argparse.Namespace) -> int:
     from adapters.settings import Settings, SettingsError
     from adapters.sqldb import SqlDb
+    from adapters.staff_accounts import AccountError, StaffAccounts
     from ops.cli import CommandError
-    from web.staff.accounts import AccountError, StaffAccounts
 
     try:
         settings = Settings.from_env()
@@ -63,10 +63,10 @@ def add_account(args: argparse.Namespace) -> int:
 def _join_organisation(settings: object, email: str, org: str | None) -> None:
     """A member's organisation must be registered; the membership itself is an event (Organisation.MemberAdded),
     recorded here when the account is made from the command line."""
+    from adapters.staff_accounts import AccountError, normal_email
     from adapters.wiring import build_runtime
     from domain.organisations import OrganisationError
     from ops.cli import CommandError
-    from web.staff.accounts import AccountError, normal_email
 
     if not org:
         raise CommandError("a member account needs --org SLUG")

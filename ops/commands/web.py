@@ -1,8 +1,10 @@
-"""`canitbuy web serve`: the public site and the staff desk, served by uvicorn."""
+"""`canitbuy web serve`: the public site and the staff desk, served by uvicorn in their own program (web/__main__)."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 from ops.commands import Subcommands
 
@@ -18,23 +20,9 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
 
 
 def serve_site(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from adapters.settings import Settings, SettingsError
-    from ops.cli import CommandError
-    from web.app import create_app
-    from web.staff.session import SecretError, load_or_create_secret
-
-    try:
-        settings = Settings.from_env()
-    except SettingsError as error:
-        raise CommandError(str(error)) from None
-    try:  # a short or empty secret stops the start here, in one line, rather than in the app's lifespan
-        load_or_create_secret(settings.site_secret, settings.data_dir)
-    except SecretError as error:
-        raise CommandError(str(error)) from None
-    print(f"canitbuy web: http://{args.host}:{args.port}/ (staff desk at /staff/)")
-    # One process: the site keeps its read models caught up from a single loop (see web/data.py).
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info",
-                proxy_headers=False, server_header=False)  # the app reads the proxy's headers (web/proxy.py)
-    return 0
+    """Hand this process over to the site's own program (`python -m web`): the same process id, so signals and
+    supervisors reach uvicorn directly, and ops never imports the site."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    program = [sys.executable, "-m", "web", "--host", args.host, "--port", str(args.port)]
+    os.execv(sys.executable, program)  # noqa: S606 - our own interpreter and module, arguments parsed above

@@ -14,9 +14,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from adapters.sqldb import SqlDb
+from adapters.staff_accounts import DESK_ROLES, Account, StaffAccounts
 from web.errors import Forbidden
 from web.site import Site
-from web.staff.accounts import DESK_ROLES, Account, StaffAccounts
 from web.staff.ratelimit import SignInLimiter, SignInTurns
 from web.staff.session import (
     COOKIE,

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from adapters.staff_accounts import AccountError, normal_email
 from domain.commands import ScheduleRun
 from domain.course import CURRENT_VERSION, load_course
 from domain.handlers import schedule_runs
@@ -22,7 +23,6 @@ from domain.organisations import OrganisationError
 from domain.weeks import WeekError, parse_week, week_of
 from web.errors import NotFound
 from web.site import Site
-from web.staff.accounts import AccountError, normal_email
 from web.staff.guard import desk_of, render, staff_action, staff_page
 from web.staff.session import Session
 

@@ -17,8 +17,8 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
+from adapters.staff_accounts import Account
 from web.errors import Forbidden
-from web.staff.accounts import Account
 from web.staff.guard import desk_of
 
 ShowForm = Callable[[Request, str | None, int], Awaitable[Response]]

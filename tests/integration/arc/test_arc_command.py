@@ -20,6 +20,7 @@ import pytest
 
 from adapters.receipts import HttpxReceiptVerifier
 from domain.arc import COURSE_TEST_SET, Submission
+from domain.arc_schema import course_schema
 from domain.arc_validation import parse_submission
 from domain.receipt_ledger import KeyRegistration
 from domain.receipts import ReceiptCheck, ReceiptRefused, ReceiptVerified
@@ -27,7 +28,6 @@ from domain.verification import can_verify_by_receipts, judge_receipts
 from lab.receipts import load_or_create_seed
 from lab.server import LabServer
 from ops.arc_export import arc_schema, check_export
-from web.mcp import input_schema
 
 pytestmark = pytest.mark.chromium
 ROOT = Path(__file__).parents[3]
@@ -101,7 +101,7 @@ def test_arc_run_records_arcs_outcome_for_every_row(batch: dict[str, Any], data_
 
 
 def test_the_export_is_valid_for_arcs_schema_and_our_submission_service(export: dict[str, Any]) -> None:
-    jsonschema.Draft202012Validator(input_schema(), format_checker=jsonschema.FormatChecker()).validate(export)
+    jsonschema.Draft202012Validator(course_schema(), format_checker=jsonschema.FormatChecker()).validate(export)
     submission = parse_submission(json.dumps(export).encode())
     assert submission.test_set == COURSE_TEST_SET and submission.run.stopped_before_payment is True
     assert submission.agent.path == "browser" and submission.agent.builder == "CanItBuy"

@@ -22,9 +22,9 @@ from site_data import SiteWeek, make_week  # noqa: E402
 
 from adapters.settings import Settings  # noqa: E402
 from adapters.sqldb import SqlDb  # noqa: E402
+from adapters.staff_accounts import StaffAccounts  # noqa: E402
 from adapters.wiring import build_runtime  # noqa: E402
 from web.app import create_app  # noqa: E402
-from web.staff.accounts import StaffAccounts  # noqa: E402
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

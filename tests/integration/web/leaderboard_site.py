@@ -18,8 +18,8 @@ from desk_client import AUDITOR, STAFF
 
 from adapters.settings import Settings
 from adapters.sqldb import SqlDb
+from adapters.staff_accounts import StaffAccounts
 from web.app import create_app
-from web.staff.accounts import StaffAccounts
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

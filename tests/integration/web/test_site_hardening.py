@@ -28,11 +28,11 @@ from leaderboard_site import a_run, body
 
 from adapters.settings import Settings
 from adapters.sqldb import SqlDb
+from adapters.staff_accounts import StaffAccounts
 from adapters.wiring import build_runtime
 from domain.commands import RecordManualTest
 from domain.handlers import record_manual_test
 from web.app import create_app
-from web.staff.accounts import StaffAccounts
 from web.staff.ratelimit import SignInLimiter
 
 with warnings.catch_warnings():
