@@ -62,7 +62,7 @@ class Stop(msgspec.Struct, frozen=True, tag="stop"):
 
 Action = Click | Type | Select | Check | Press | Scroll | Back | Goto | Wait | Stop
 
-ACTION_NAMES: tuple[str, ...] = tuple(cls.__struct_config__.tag for cls in Action.__args__)  # type: ignore[attr-defined]
+ACTION_NAMES: tuple[str, ...] = tuple(cls.__struct_config__.tag for cls in Action.__args__)
 
 MAX_WAIT_SECONDS = 5.0
 

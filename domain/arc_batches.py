@@ -74,7 +74,7 @@ class ArcBatch(Aggregate):
 
     @property
     def started_at(self) -> datetime:
-        return self.created_on  # type: ignore[no-any-return]
+        return self.created_on
 
 
 def schedule_batch(

@@ -47,21 +47,20 @@ def run_end(events: Sequence[Any]) -> RunEnd | None:
     """What a run ended with, from its events (Run.Scheduled first); None for no run, or a private one."""
     if not events or not isinstance(events[0], Run.Scheduled) or events[0].org is not None:
         return None
-    end = {"status": "scheduled", "steps": 0}
-    shots: list[str] = []
+    end = RunEnd(status="scheduled")
     for event in events[1:]:
         match event:
             case Run.Started(agent_version=version):
-                end |= {"status": "running", "agent_version": version}
+                end = msgspec.structs.replace(end, status="running", agent_version=version)
             case Run.StepRecorded(step=step):
-                end["steps"] += 1
-                shots += [step.screenshot] if step.screenshot else []
+                end = msgspec.structs.replace(end, steps=end.steps + 1, screenshot=step.screenshot or end.screenshot)
             case Run.Finished(verdict=verdict, steps=steps, seconds=seconds):
-                end |= {"status": "finished", "verdict": verdict, "steps": steps, "seconds": seconds,
-                        "ended_at": event.timestamp, "reason": verdict.reason}
+                end = msgspec.structs.replace(end, status="finished", verdict=verdict, steps=steps, seconds=seconds,
+                                              ended_at=event.timestamp, reason=verdict.reason)
             case Run.CutShort(detail=detail, seconds=seconds):
-                end |= {"status": "cut_short", "seconds": seconds, "ended_at": event.timestamp, "reason": detail}
-    return RunEnd(**end, screenshot=shots[-1] if shots else None)
+                end = msgspec.structs.replace(end, status="cut_short", seconds=seconds, ended_at=event.timestamp,
+                                              reason=detail)
+    return end
 
 
 def moment(at: datetime) -> str:

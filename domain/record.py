@@ -144,7 +144,7 @@ class Record(Application[UUID]):
 
     def agent_releases(self) -> AgentReleases | None:
         try:
-            return self.repository.get(AGENT_RELEASES_ID)  # type: ignore[no-any-return]
+            return self.repository.get(AGENT_RELEASES_ID)
         except AggregateNotFoundError:
             return None
 
@@ -166,7 +166,7 @@ class Record(Application[UUID]):
 
     def lineup(self) -> LineUp:
         try:
-            return self.repository.get(LINEUP_ID)  # type: ignore[no-any-return]
+            return self.repository.get(LINEUP_ID)
         except AggregateNotFoundError:
             return LineUp.open(at=self.clock())
 
@@ -180,7 +180,7 @@ class Record(Application[UUID]):
 
     def get_run(self, run_id: UUID) -> Run:
         try:
-            return self.repository.get(run_id)  # type: ignore[no-any-return]
+            return self.repository.get(run_id)
         except AggregateNotFoundError:
             raise UnknownRunError(run_id) from None
 
@@ -221,7 +221,7 @@ class Record(Application[UUID]):
 
     def week_record(self, week: str) -> Week | None:
         try:
-            return self.repository.get(publication_id(week))  # type: ignore[no-any-return]
+            return self.repository.get(publication_id(week))
         except AggregateNotFoundError:
             return None
 
@@ -260,7 +260,7 @@ class Record(Application[UUID]):
 
     def _leaderboard_submission(self, sid: UUID) -> LeaderboardSubmission | None:
         try:
-            return self.repository.get(sid)  # type: ignore[no-any-return]
+            return self.repository.get(sid)
         except AggregateNotFoundError:
             return None
 
@@ -357,11 +357,11 @@ class Record(Application[UUID]):
             self.save(organisation)
         except IntegrityError:
             raise OrganisationError(f"an organisation {slug} is already registered") from None
-        return organisation.id  # type: ignore[no-any-return]
+        return organisation.id
 
     def organisation(self, slug: str) -> Organisation:
         try:
-            return self.repository.get(organisation_id(slug))  # type: ignore[no-any-return]
+            return self.repository.get(organisation_id(slug))
         except (AggregateNotFoundError, ValueError):
             raise OrganisationError(f"no organisation {slug}") from None
 

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from adapters.botauth import DIRECTORY_PATH, DIRECTORY_TYPE, directory_document, load_or_create_key
 from adapters.settings import Settings
@@ -57,7 +57,7 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
 
-        async def with_headers(message: dict) -> None:  # type: ignore[type-arg]
+        async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message["headers"] = list(message.get("headers", [])) + SECURITY_HEADERS
                 if scope.get("scheme") == "https":
@@ -114,7 +114,7 @@ def create_app(settings: Settings) -> Starlette:
         Mount("/staff", routes=desk.routes),
     ]
     return Starlette(
-        routes=routes, lifespan=lifespan, exception_handlers=errors.handlers,  # type: ignore[arg-type]
+        routes=routes, lifespan=lifespan, exception_handlers=errors.handlers,
         # The proxy's word on the client and the scheme first, so the headers and the limits see them.
         middleware=[Middleware(ForwardedClient, trusted=settings.trusted_proxies), Middleware(SecurityHeaders)],
     )

@@ -53,8 +53,8 @@ class AgentFactory:
             from adapters.agents.rule_agent import builtin_agent
 
             if self.think_seconds is None:
-                return builtin_agent(model)  # type: ignore[no-any-return]
-            return builtin_agent(model, think_seconds=self.think_seconds)  # type: ignore[no-any-return]
+                return builtin_agent(model)
+            return builtin_agent(model, think_seconds=self.think_seconds)
         from adapters.models.agent import ModelAgent
 
         return ModelAgent(self._model_client(), self._entrant(model), self.blobs)

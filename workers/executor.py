@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 from uuid import UUID
@@ -118,7 +119,7 @@ async def _close_quietly(session: Any) -> None:
 
 
 @asynccontextmanager
-async def _heartbeat(res: Resources, run_id: str):  # type: ignore[no-untyped-def]
+async def _heartbeat(res: Resources, run_id: str) -> AsyncIterator[None]:
     """Renew the lease every third of its time while the run executes."""
 
     async def beat() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.persistence import IntegrityError
@@ -80,7 +81,7 @@ def schedule_cells(
     for cell, attempt in cells:
         run_id = run_id_for(week, cell, attempt, course_version)
         ids.append(run_id)
-        if not with_retries(lambda r=run_id: _exists(runtime, r), "checking a run"):
+        if not with_retries(partial(_exists, runtime, run_id), "checking a run"):
             commands.append(ScheduleRun.on_course(
                 station=cell.station, model=cell.model, requested_by=requested_by, week=week,
                 course_version=course_version, attempt=attempt, repeat=cell.repeat, id=run_id,
@@ -92,7 +93,7 @@ def schedule_cells(
         # Another scheduler won part of the race: store the rest one by one.
         for command in commands:
             try:
-                with_retries(lambda c=command: schedule_runs(record, [c]), "scheduling a run")
+                with_retries(partial(schedule_runs, record, [command]), "scheduling a run")
             except IntegrityError:
                 continue
     return ids

@@ -7,6 +7,7 @@ It runs at worker start and then every lease period (arq workers), and before `w
 from __future__ import annotations
 
 import logging
+from functools import partial
 from uuid import UUID
 
 from eventsourcing.persistence import IntegrityError
@@ -24,15 +25,13 @@ def reap(runtime: Runtime, leases: LeaseStore) -> list[str]:
     """Cut short every running run whose lease lapsed; returns their ids (synchronous: use a thread)."""
     reaped = []
     for lapsed in leases.lapsed():
-        run = with_retries(lambda r=lapsed.run_id: runtime.record.get_run(UUID(r)), "loading a run")
+        run = with_retries(partial(runtime.record.get_run, UUID(lapsed.run_id)), "loading a run")
         if run.status == "running":
             log.warning("run %s: the lease of %s lapsed; cutting the run short", lapsed.run_id, lapsed.holder)
             try:
-                with_retries(
-                    lambda r=run: runtime.record.cut_short_run(r.id, "our_error", LOST_WORKER,
-                                                               steps=r.steps_recorded),
-                    "cutting a run short",
-                )
+                cut_short = partial(runtime.record.cut_short_run, run.id, "our_error", LOST_WORKER,
+                                    steps=run.steps_recorded)
+                with_retries(cut_short, "cutting a run short")
                 reaped.append(lapsed.run_id)
             except (RunError, IntegrityError):
                 pass  # the holder was alive after all and ended the run first: its ending stands

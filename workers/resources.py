@@ -10,14 +10,14 @@ import logging
 import os
 import socket
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import anyio
 
 from adapters.browser.playwright_browser import PlaywrightBrowser
 from adapters.wiring import Runtime
-from domain.agent_ports import Agent, BrowserSession, Reader, Task
+from domain.agent_ports import Agent, BrowserSession, Reader, Task, TaskKind
 from domain.arc_judge import arc_task
 from domain.course import load_course
 from domain.judge import BRIEF_MAX_TOTAL_CENTS
@@ -66,7 +66,8 @@ class Resources:
             return arc_task(run.target_url)
         course = load_course(run.course_version)
         start = run.target_url or self.lab.station_url(run.station)
-        return Task(kind=run.task, text=task_text(course, run.task), start_url=start,  # type: ignore[arg-type]
+        kind = cast(TaskKind, run.task)  # the course's task keys (domain/tasks.py) are the agent's task kinds
+        return Task(kind=kind, text=task_text(course, run.task), start_url=start,
                     max_total_cents=BRIEF_MAX_TOTAL_CENTS if run.task == "shop_brief" else None)
 
     def agent_for(self, model: str) -> Agent:
@@ -124,6 +125,12 @@ def _connected(browser: Any) -> bool:
     # PlaywrightBrowser keeps its Playwright Browser private; ask it when it is there.
     inner = getattr(browser, "_browser", None)
     return bool(inner is not None and inner.is_connected())
+
+
+def resources_of(ctx: dict[str, Any]) -> Resources:
+    """The process's resources in an arq (or embedded pool) job context, typed."""
+    resources: Resources = ctx["resources"]
+    return resources
 
 
 def build_resources(

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 from uuid import UUID
 
 from adapters.wiring import Runtime
@@ -25,6 +26,7 @@ from domain.publishing import publish_week
 from domain.weeks import previous_week, week_of, week_start
 from workers.ledger import RunLedger
 from workers.plan import Repeats, schedule_course, schedule_repeats
+from workers.resources import resources_of
 
 log = logging.getLogger("canitbuy.schedule")
 
@@ -106,19 +108,18 @@ def week_models(runtime: Runtime, week: str) -> list[str]:
     return default_models(runtime.settings, runtime.record.lineup().active_on(monday))
 
 
-async def scheduled_catch_up(ctx: dict[str, object], now: datetime) -> str:
+async def scheduled_catch_up(ctx: dict[str, Any], now: datetime) -> str:
     """The arq cron's and `week schedule`'s entry: catch up in a worker thread, then enqueue what is due. `now` is
     the runtime's clock as the caller read it (the arq cron reads the record's)."""
     import anyio.to_thread
 
-    res = ctx["resources"]
-    ledger = ctx.setdefault("ledger", RunLedger(res.runtime.record))  # type: ignore[attr-defined]
+    runtime = resources_of(ctx).runtime
+    ledger: RunLedger = ctx.setdefault("ledger", RunLedger(runtime.record))
 
     def work() -> CatchUp:
-        models = week_models(res.runtime, week_of(now))  # type: ignore[attr-defined]
-        repeats = week_repeats(res.runtime, week_of(now))  # type: ignore[attr-defined]
-        return catch_up(res.runtime, ledger, now, models=models, publish=publish,  # type: ignore[attr-defined,arg-type]
-                        repeats=repeats)
+        models = week_models(runtime, week_of(now))
+        repeats = week_repeats(runtime, week_of(now))
+        return catch_up(runtime, ledger, now, models=models, publish=publish, repeats=repeats)
 
     done = await anyio.to_thread.run_sync(work)
     return f"{len(done.lineup)} line-up runs, {len(done.repeats)} repeats, published {done.published or 'none'}"

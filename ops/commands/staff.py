@@ -7,8 +7,12 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
+from typing import TYPE_CHECKING
 
 from ops.commands import Subcommands
+
+if TYPE_CHECKING:
+    from adapters.settings import Settings
 
 
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
@@ -60,7 +64,7 @@ def add_account(args: argparse.Namespace) -> int:
     return 0
 
 
-def _join_organisation(settings: object, email: str, org: str | None) -> None:
+def _join_organisation(settings: Settings, email: str, org: str | None) -> None:
     """A member's organisation must be registered; the membership itself is an event (Organisation.MemberAdded),
     recorded here when the account is made from the command line."""
     from adapters.staff_accounts import AccountError, normal_email
@@ -74,7 +78,7 @@ def _join_organisation(settings: object, email: str, org: str | None) -> None:
         email = normal_email(email)
     except AccountError as error:
         raise CommandError(str(error)) from None
-    with build_runtime(settings) as runtime:  # type: ignore[arg-type]
+    with build_runtime(settings) as runtime:
         try:
             if email not in runtime.record.organisation(org).members:
                 runtime.record.add_member(org, email, by="cli")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+from typing import Any
 
 from adapters.settings import Settings, SettingsError
 from ops.cli import CommandError
@@ -54,7 +55,7 @@ def run_worker(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     ctx = {"settings": settings, "lease_seconds": args.lease_seconds or DEFAULT_LEASE_SECONDS}
-    extra = {} if args.schedule else {"cron_jobs": []}
+    extra: dict[str, Any] = {} if args.schedule else {"cron_jobs": []}
     arq_run_worker(WorkerSettings, redis_settings=redis_settings(settings),  # type: ignore[arg-type]
                    max_jobs=settings.concurrency, ctx=ctx, burst=args.burst, **extra)
     return 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 from urllib.parse import quote
 
 from starlette.datastructures import FormData
@@ -107,7 +107,16 @@ def staff_page(handler: Page) -> Callable[[Request], Awaitable[Response]]:
     return guarded
 
 
-def staff_action(handler: Action | None = None, *, max_bytes: int = MAX_FORM_BYTES, **form_limits: Any) -> Any:
+Guarded = Callable[[Request], Awaitable[Response]]
+
+
+@overload
+def staff_action(handler: Action, /) -> Guarded: ...
+@overload
+def staff_action(*, max_bytes: int = MAX_FORM_BYTES, **form_limits: int) -> Callable[[Action], Guarded]: ...
+def staff_action(
+    handler: Action | None = None, /, *, max_bytes: int = MAX_FORM_BYTES, **form_limits: int
+) -> Guarded | Callable[[Action], Guarded]:
     """A POST that changes the record: signed in, staff role, CSRF token right; the body within max_bytes."""
 
     def wrap(inner: Action) -> Callable[[Request], Awaitable[Response]]:
