@@ -1,7 +1,9 @@
 """The composition root: the one place that knows which concrete classes serve the ports.
 
-`build_runtime(settings)` opens the record (SQLite or PostgreSQL), the blob store and the run facade. No I/O
-happens at import time; callers close the runtime when done (it is a context manager).
+`build_runtime(settings)` opens the record (SQLite or PostgreSQL), its read models and the blob store. Each process
+(the site's lifespan, a worker's start, a CLI command) builds one runtime and hands it down: nothing else opens a
+record or a second set of read models. Commands go to domain/handlers.py with the runtime's record. No I/O happens
+at import time; callers close the runtime when done (it is a context manager).
 """
 
 from __future__ import annotations
@@ -28,6 +30,11 @@ class Runtime:
 
     def __post_init__(self) -> None:
         self.readmodels = ReadModels(self.settings, self.record)
+
+    @property
+    def clock(self) -> Clock:
+        """The time events are stamped with and the schedule reads (tests move it)."""
+        return self.record.clock
 
     def agent_release(self) -> int:
         """The number of the agent release this process runs, recorded in the log once (on first need)."""

@@ -44,6 +44,29 @@ def test_nothing_but_ops_imports_the_top() -> None:
         assert "ops" not in imported_top_levels(folder), folder
 
 
+def test_operations_never_import_the_site() -> None:
+    assert "web" not in imported_top_levels("ops"), "canitbuy web serve hands its process to python -m web"
+
+
+def test_only_the_composition_root_opens_the_record_and_its_read_models() -> None:
+    openers = set()
+    for folder in ("adapters", "web", "workers", "ops"):
+        for path in (ROOT / folder).rglob("*.py"):
+            tree = ast.parse(path.read_text(), filename=str(path))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
+                    "open_record", "ReadModels"
+                ):
+                    openers.add(str(path.relative_to(ROOT)))
+    assert openers == {"adapters/wiring.py"}
+
+
+def test_the_site_keeps_no_untyped_bag_of_services() -> None:
+    from web.site import Site
+
+    assert "services" not in Site.__dataclass_fields__
+
+
 def test_only_settings_reads_the_environment() -> None:
     readers = []
     for folder in ("domain", "adapters", "web", "workers"):

@@ -13,7 +13,6 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from adapters.sqldb import SqlDb
 from adapters.staff_accounts import DESK_ROLES, Account, StaffAccounts
 from web.errors import Forbidden
 from web.site import Site
@@ -42,7 +41,7 @@ class Desk:
 
 
 async def start_staff(site: Site) -> None:
-    db = SqlDb(site.settings)
+    db = site.runtime.readmodels.db  # one database handle per process, the runtime's
     await site.call(db.migrate)
     secret = await site.call(load_or_create_secret, site.settings.site_secret, site.settings.data_dir)
     site.desk = Desk(StaffAccounts(db), SessionCodec(secret), SignInLimiter(), SignInTurns(),
