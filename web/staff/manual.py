@@ -63,6 +63,10 @@ async def _video(site: Site, upload: object) -> str:
     return await site.call(site.runtime.blobs.put, data)
 
 
+PENDING_VIDEO = "pending"
+"""Stands for the video while the command is checked, so that a refused form stores no video."""
+
+
 def _command(form: FormData, by: str) -> RecordManualTest:
     """The command as the form gives it, its video still to be stored."""
     course = load_course(CURRENT_VERSION)
@@ -76,10 +80,6 @@ def _command(form: FormData, by: str) -> RecordManualTest:
         tested_on=parse_day(str(form.get("tested_on", ""))), outcomes={c: o for c, o in outcomes.items() if o},
         video=PENDING_VIDEO, notes=str(form.get("notes", "")), by=by, course_version=course.version,
     )
-
-
-PENDING_VIDEO = "pending"
-"""Stands for the video while the command is checked, so that a refused form stores no video."""
 
 
 @staff_action(max_bytes=MAX_VIDEO_BYTES + 256 * 1024, max_files=1, max_fields=60)
