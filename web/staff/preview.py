@@ -42,6 +42,9 @@ def correction_command(form: dict[str, str], by: str) -> IssueCorrection:
     for name in kind.__struct_fields__:
         if name in text:
             fields[name] = _field(name, text[name])
+    missing = [name.replace("_", " ") for name, value in fields.items() if value is None]
+    if missing:
+        raise PreviewError(f"this correction needs the {' and the '.join(missing)}")
     try:
         return msgspec.convert(fields, kind)
     except msgspec.ValidationError as error:
