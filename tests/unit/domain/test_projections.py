@@ -25,7 +25,7 @@ from scoring_builders import (
 
 from domain.canonical import CanonicalError, canonical_bytes
 from domain.projections import logs
-from domain.projections.documents import week_documents
+from domain.projections.documents import Matrix, week_documents
 from domain.projections.fold import LogState
 from domain.verdicts import Verdict
 from web.public.week_views import cell_view, ranking_rows
@@ -123,7 +123,8 @@ def test_the_run_index_and_station_rates_are_public_only():
     private = run("a", "s02", org="acme")
     index = validate("runs", logs.runs_index([*state.runs.values(), private]))
     assert len(index["runs"]) == 36 and all(r["run_id"] != private.run_id for r in index["runs"])
-    rates = json.loads(logs.station_rates([json.loads(week_documents(state.week_facts(WEEK)).matrix)]))
+    matrix = msgspec.json.decode(week_documents(state.week_facts(WEEK)).matrix, type=Matrix)
+    rates = json.loads(logs.station_rates([matrix]))
     s05 = next(s for s in rates["stations"] if s["code"] == "s05")
     assert (s05["passed"], s05["results"], s05["rate"]) == (1, 2, "0.5000")
 
