@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
+from web.public.week_views import MatrixRow
+
 
 def has_repeats(repeats: dict[str, Any] | None) -> bool:
     return repeats is not None and int(repeats.get("most_repeats") or 0) > 1
@@ -62,13 +66,13 @@ def cell_repeat_text(cell: dict[str, Any] | None) -> str:
     return f"{cell['passed']} of {cell['runs']} passed, {_percent(cell['agreement'])} agree"
 
 
-def with_repeat_cells(rows: list[dict[str, Any]], codes: list[str], repeats: dict[str, Any]) -> list[dict[str, Any]]:
+def with_repeat_cells(rows: list[MatrixRow], codes: list[str], repeats: dict[str, Any]) -> list[MatrixRow]:
     """The Matrix rows (cells in `codes` order) with each cell's passes out of k and agreement added."""
     by_model = {m["model"]: m["cells"] for m in repeats["models"]}
     return [
-        {**row, "cells": [
-            {**cell, "repeats": cell_repeat_text(by_model.get(row["model"], {}).get(code))}
-            for cell, code in zip(row["cells"], codes, strict=True)
-        ]}
+        msgspec.structs.replace(row, cells=[
+            msgspec.structs.replace(cell, repeats=cell_repeat_text(by_model.get(row.model, {}).get(code)))
+            for cell, code in zip(row.cells, codes, strict=True)
+        ])
         for row in rows
     ]
