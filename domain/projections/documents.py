@@ -181,13 +181,6 @@ class Ranking(Document, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Corrections in force for this week, oldest first."""
 
 
-def document_header(fmt: str, kind: str, facts: WeekFacts, course: CourseSpec) -> dict[str, Any]:
-    return {
-        "format": fmt, "license": LICENSE, "week": facts.week, "course_version": course.version,
-        "position": facts.position, "citation": citation(facts),
-    }
-
-
 def _entry(entry: Entry, labels: dict[str, str], score: WeekScore, runs: list[RunFact], control: str
            ) -> RankingEntry:
     without = ([control] if "no_control_result" in entry.reasons else []) + entry.missing

@@ -93,11 +93,13 @@ def published() -> dict[str, str]:
     """File name to text of every generated schema."""
     from domain.projections.documents import Matrix, Ranking
     from domain.projections.logs import CorrectionsLog
+    from domain.projections.repeats import Repeats
 
     return {
         "ranking.json": schema_text(Ranking, "ranking", "CanItBuy ranking"),
         "matrix.json": schema_text(Matrix, "matrix", "CanItBuy Matrix"),
         "corrections.json": schema_text(CorrectionsLog, "corrections", "CanItBuy corrections log"),
+        "repeats.json": schema_text(Repeats, "repeats", "CanItBuy repeat runs of a week"),
     }
 
 

@@ -14,6 +14,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from adapters.readmodels import ReadModels
+from domain.projections.repeats import Repeats
 from domain.publishing import UnknownWeekError
 from web.data import SiteData
 from web.public.manual_tests import ManualTests, manual_of, row_view
@@ -78,11 +79,11 @@ def render_week(site: Site, kind: str, week: str | None) -> Page:
     return site.renderer.page(f"{kind}.html", context)
 
 
-def repeats_of(data: SiteData, week: str) -> dict[str, Any] | None:
+def repeats_of(data: SiteData, week: str) -> Repeats | None:
     """The week's repeat-run document when some cell has more than one repeat; None otherwise (the pages then
     show nothing of it). Read inside render_week, so once per read-model position like the page itself."""
     try:
-        repeats = msgspec.json.decode(data.readmodels.repeats_bytes(week))
+        repeats = msgspec.json.decode(data.readmodels.repeats_bytes(week), type=Repeats)
     except UnknownWeekError:
         return None
     return repeats if has_repeats(repeats) else None
