@@ -68,6 +68,8 @@ class SiteData:
         self.position = -1
         """The read-model position last caught up to: decoded documents are kept for it."""
         self.weeks: list[WeekInfo] = []
+        self._default: str | None = None
+        self._default_of: list[WeekInfo] | None = None
         self._decoded: dict[str, WeekDocs] = {}
         self._decoded_at = -1
 
@@ -99,9 +101,13 @@ class SiteData:
         return next((w for w in self.weeks if w.week == week), None)
 
     def default_week(self) -> str | None:
-        """The newest published week; before any publication, the newest week with results."""
-        published = [w.week for w in self.weeks if w.publications]
-        return published[0] if published else (self.weeks[0].week if self.weeks else None)
+        """The newest published week; before any publication, the newest week with results (kept with `weeks`:
+        every request for a page without ?week= asks)."""
+        if self._default_of is not self.weeks:
+            published = [w.week for w in self.weeks if w.publications]
+            self._default = published[0] if published else (self.weeks[0].week if self.weeks else None)
+            self._default_of = self.weeks
+        return self._default
 
     def pick_week(self, raw: str | None) -> str | None:
         """The week a request asks for: validated (400 when malformed), known (404), or the default."""
