@@ -35,7 +35,7 @@ from adapters.settings import Settings
 from adapters.sqldb import SqlDb
 from domain.facts import OrganisationFact, PublicationFact, RunFact
 from domain.projections import logs
-from domain.projections.documents import WeekDocuments
+from domain.projections.documents import Matrix, WeekDocuments
 from domain.projections.fold import SKIMMED, LogState
 from domain.projections.repeats import repeats_bytes as repeats_document_bytes
 from domain.publications import standing
@@ -44,6 +44,7 @@ from domain.record import Record, UndecodableEventError, UnknownRunError
 from domain.schema import Envelope
 
 Progress = Callable[[int, int], None]
+_matrix = msgspec.json.Decoder(Matrix).decode
 
 
 class WeekInfo(msgspec.Struct, frozen=True):
@@ -275,4 +276,4 @@ class ReadModels:
     def station_rates(self) -> bytes:
         with self.db.transaction() as tx:
             rows = tx.fetchall("SELECT matrix FROM rm_weeks WHERE matrix IS NOT NULL")
-        return logs.station_rates(msgspec.json.decode(r[0]) for r in rows)
+        return logs.station_rates(_matrix(r[0]) for r in rows)

@@ -51,6 +51,34 @@ class RunFact(msgspec.Struct, kw_only=True):
     consented_at: datetime | None = None
     """For a private test made public: when the organisation's written consent covering it was recorded.
     It then shows in the run index and its recording opens, but it still never counts."""
+    requested_by: str = ""
+    """scheduler, cli, or a staff member's e-mail (Run.Scheduled.requested_by)."""
+    target_url: str | None = None
+    """For private tests and ARC runs: the start address when it is not a lab station."""
+    browser_version: str | None = None
+    agent_version: str | None = None
+    agent_release: int = 0
+    """The agent release it ran with (Run.Started.agent_release); 0 when none was recorded."""
+    seconds: float | None = None
+    """Wall time as Run.Finished or Run.CutShort recorded it (`milliseconds` is it rounded)."""
+    cut_short_detail: str | None = None
+
+    @property
+    def passed(self) -> bool | None:
+        return self.verdict.passed if self.verdict is not None else None
+
+    @property
+    def outcome(self) -> str | None:
+        return self.verdict.outcome if self.verdict is not None else None
+
+    @property
+    def is_over(self) -> bool:
+        return self.status in ("finished", "cut_short")
+
+    @property
+    def cell(self) -> tuple[str, str, str, int]:
+        """Week (the one it counts for), model, station, repeat: attempts of one cell replace each other."""
+        return (self.week, self.model, self.station, self.repeat)
 
 
 class CorrectionFact(msgspec.Struct, kw_only=True):

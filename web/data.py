@@ -8,12 +8,13 @@ so every catch-up of this process, including the one inside publishing a week, g
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 import msgspec
 
 from adapters.readmodels import ReadModels, WeekInfo
-from domain.projections.documents import WeekDocuments
+from domain.course import CourseSpec, load_course
+from domain.facts import PublicationFact
+from domain.projections.documents import Matrix, MatrixStation, Ranking, WeekDocuments
 from domain.publications import standing
 from domain.publishing import NotPublishedError, UnknownWeekError
 from domain.weeks import WeekError, parse_week
@@ -41,11 +42,36 @@ class WeekView(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
+class WeekDocs(msgspec.Struct, frozen=True, kw_only=True):
+    """A week's documents decoded once per read-model position: what the ranking, Matrix and front pages read."""
+
+    view: WeekView
+    ranking: Ranking
+    matrix: Matrix
+    published_ranking: Ranking | None
+    """The standing publication's ranking, when the week was published."""
+    publications: list[PublicationFact]
+    standing: PublicationFact | None
+    course: CourseSpec
+    stations: list[MatrixStation]
+    """The Matrix's stations in the course's stage order (control first): the order every page shows."""
+
+
+_ranking = msgspec.json.Decoder(Ranking).decode
+_matrix = msgspec.json.Decoder(Matrix).decode
+
+
 class SiteData:
     def __init__(self, readmodels: ReadModels) -> None:
         self.readmodels = readmodels
         self._lock = threading.Lock()
+        self.position = -1
+        """The read-model position last caught up to: decoded documents are kept for it."""
         self.weeks: list[WeekInfo] = []
+        self._default: str | None = None
+        self._default_of: list[WeekInfo] | None = None
+        self._decoded: dict[str, WeekDocs] = {}
+        self._decoded_at = -1
 
     # --- keeping up (called from worker threads) -------------------------------------------------------
 
@@ -53,6 +79,7 @@ class SiteData:
         with self._lock:
             position = self.readmodels.catch_up()
             self.weeks = self.readmodels.weeks()
+            self.position = position
             return position
 
     def listener(self, head: int) -> None:
@@ -74,9 +101,13 @@ class SiteData:
         return next((w for w in self.weeks if w.week == week), None)
 
     def default_week(self) -> str | None:
-        """The newest published week; before any publication, the newest week with results."""
-        published = [w.week for w in self.weeks if w.publications]
-        return published[0] if published else (self.weeks[0].week if self.weeks else None)
+        """The newest published week; before any publication, the newest week with results (kept with `weeks`:
+        every request for a page without ?week= asks)."""
+        if self._default_of is not self.weeks:
+            published = [w.week for w in self.weeks if w.publications]
+            self._default = published[0] if published else (self.weeks[0].week if self.weeks else None)
+            self._default_of = self.weeks
+        return self._default
 
     def pick_week(self, raw: str | None) -> str | None:
         """The week a request asks for: validated (400 when malformed), known (404), or the default."""
@@ -109,13 +140,23 @@ class SiteData:
         return WeekView(week=week, corrected=corrected, published=published, latest_published=latest,
                         provisional=provisional)
 
-    def documents(self, week: str) -> dict[str, Any]:
+    def documents(self, week: str) -> WeekDocs:
+        """The week's documents as Structs, decoded once per read-model position."""
+        if self._decoded_at != self.position:
+            self._decoded, self._decoded_at = {}, self.position
+        found = self._decoded.get(week)
+        if found is None:
+            found = self._decoded[week] = self._decode(week)
+        return found
+
+    def _decode(self, week: str) -> WeekDocs:
         view = self.week_view(week)
-        return {
-            "view": view,
-            "ranking": msgspec.json.decode(view.corrected.ranking),
-            "matrix": msgspec.json.decode(view.corrected.matrix),
-            "published_ranking": msgspec.json.decode(view.published.ranking) if view.published else None,
-            "publications": (publications := self.readmodels.publications(week)),
-            "standing": publications[standing(publications)] if publications else None,
-        }
+        ranking, matrix = _ranking(view.corrected.ranking), _matrix(view.corrected.matrix)
+        publications = self.readmodels.publications(week)
+        course = load_course(matrix.course_version)
+        return WeekDocs(
+            view=view, ranking=ranking, matrix=matrix,
+            published_ranking=_ranking(view.published.ranking) if view.published else None,
+            publications=publications, standing=publications[standing(publications)] if publications else None,
+            course=course, stations=matrix.by_stage(course),
+        )

@@ -47,13 +47,39 @@ def _percent(value: float | None) -> str:
 class Page:
     """Rendered bytes with their strong ETag."""
 
-    __slots__ = ("body", "etag", "headers", "media_type")
+    __slots__ = ("_raw", "body", "etag", "headers", "media_type")
 
     def __init__(self, body: bytes, media_type: str = HTML, headers: dict[str, str] | None = None) -> None:
         self.body = body
         self.media_type = media_type
         self.headers = headers or {}
         self.etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+        self._raw: dict[int, list[tuple[bytes, bytes]]] = {}
+
+    def raw_headers(self, max_age: int) -> list[tuple[bytes, bytes]]:
+        """The response's headers encoded once per max-age, as Starlette would encode them on every request."""
+        raw = self._raw.get(max_age)
+        if raw is None:
+            headers = {**self.headers, "ETag": self.etag, "Cache-Control": f"public, max-age={max_age}"}
+            raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+            keys = {k for k, _ in raw}
+            if b"content-length" not in keys:
+                raw.append((b"content-length", str(len(self.body)).encode("latin-1")))
+            media_type = self.media_type
+            if media_type.startswith("text/") and "charset=" not in media_type.lower():
+                media_type += "; charset=utf-8"
+            if b"content-type" not in keys:
+                raw.append((b"content-type", media_type.encode("latin-1")))
+            self._raw[max_age] = raw
+        return raw
+
+
+class _PageResponse(Response):
+    """A cached page's response: its headers were encoded when the page was first sent, not on every request."""
+
+    def __init__(self, page: Page, max_age: int) -> None:  # noqa: D107 - Response.__init__ would encode again
+        self.status_code, self.body, self.background = 200, page.body, None
+        self.raw_headers = list(page.raw_headers(max_age))
 
 
 class PageCache:
@@ -99,10 +125,22 @@ class Renderer:
 
 def send(request: Request, page: Page, *, status: int = 200, max_age: int = 60) -> Response:
     """The page, or 304 when the client already holds these bytes."""
+    if status == 200:
+        if not _matches(_if_none_match(request.scope["headers"]), page.etag):
+            return _PageResponse(page, max_age)
+        status = 304
     headers = {**page.headers, "ETag": page.etag, "Cache-Control": f"public, max-age={max_age}"}
-    if status == 200 and _matches(request.headers.get("if-none-match"), page.etag):
+    if status == 304:
         return Response(status_code=304, headers=headers)
     return Response(page.body, status_code=status, media_type=page.media_type, headers=headers)
+
+
+def _if_none_match(raw: list[tuple[bytes, bytes]]) -> str | None:
+    """The If-None-Match header read from the scope (cheaper than building Request.headers on the hot path)."""
+    for key, value in raw:
+        if key == b"if-none-match":
+            return value.decode("latin-1")
+    return None
 
 
 def _matches(header: str | None, etag: str) -> bool:

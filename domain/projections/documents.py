@@ -10,11 +10,11 @@ from __future__ import annotations
 from datetime import date, timedelta
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
-from domain.canonical import canonical_bytes, decimal_text
+from domain.canonical import canonical_struct_bytes, decimal_text
 from domain.course import CourseSpec, decode_course
 from domain.facts import ReleaseFact, RunFact, WeekFacts
 from domain.projections.format_one import matrix_one, ranking_one
@@ -22,7 +22,7 @@ from domain.scoring import Entry, WeekScore, score_week
 from domain.verdicts import accepted_all_cookies
 from domain.weeks import week_end
 
-LICENSE = "CC BY 4.0"
+LICENSE: Final = "CC BY 4.0"
 DOCUMENTS_FORMAT = 2
 """The format the documents are written in now. A publication records the format it was made in and replays in it
 (format 1: weeks published before December 2026, see domain/projections/format_one.py)."""
@@ -76,28 +76,126 @@ def citation(facts: WeekFacts) -> str:
     return f"{CITED_AS}, {facts.week}, {as_of(facts).isoformat()}"
 
 
-def document_header(fmt: str, kind: str, facts: WeekFacts, course: CourseSpec) -> dict[str, Any]:
-    return {
-        "format": fmt, "license": LICENSE, "week": facts.week, "course_version": course.version,
-        "position": facts.position, "citation": citation(facts),
-    }
+NoResult = Literal["our_error", "model_connection", "not_run"]
+Reason = Literal["excluded", "no_control_pass", "no_control_result", "stations_missing"]
+CellStatus = Literal["passed", "stopped", "verification_page", "broke_brief", "cut_short", "not_run"]
+Week = Annotated[str, msgspec.Meta(pattern=r"^\d{4}-W\d{2}$")]
+Decimal4 = Annotated[str, msgspec.Meta(pattern=r"^[01]\.[0-9]{4}$")]
 
 
-def _entry_json(entry: Entry, labels: dict[str, str], score: WeekScore, runs: list[RunFact],
-                control: str) -> dict[str, Any]:
+class Document(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """What every weekly document starts with (canonical JSON: sorted keys, no whitespace)."""
+
+    format: str
+    """Document format and version."""
+    license: Literal["CC BY 4.0"]
+    """The data licence."""
+    week: Week
+    """The ISO week (Monday to Sunday, UTC)."""
+    course_version: str
+    """The course version the week ran, e.g. 2.1."""
+    position: Annotated[int, msgspec.Meta(ge=0)]
+    """The event-log position the document was computed at: the newest event it depends on. Replaying the log up
+    to it gives these bytes."""
+    citation: str
+    """How to cite this document, as the method gives it: "CanItBuy AI agent ranking, canitbuy.com/ranking,
+    <week>, <date>"; the date is the day of the newest result or correction the week holds."""
+
+
+class ExcludedStation(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """A station left out for everyone this week."""
+
+    station: str
+    """Station code."""
+    text: str
+    """Public text of the correction."""
+
+
+class RankingEntry(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """One model's line of the ranking."""
+
+    model: str
+    """Model or built-in agent name."""
+    label: str
+    """Its name as shown to readers."""
+    ranked: bool
+    """True when the model has a place this week."""
+    place: int | None
+    """Competition place (1, 1, 3): equal shares share a place; null when unranked."""
+    passed: int
+    """Counted obstacle stations passed."""
+    of: int
+    """Obstacle stations that count this week (17 unless a station was excluded)."""
+    share: Decimal4 | None
+    """passed / of, four decimals, rounded half up; null when unranked."""
+    control_passed: bool
+    """Whether the newest s01 run of the week passed."""
+    missing: list[str]
+    """Counting stations without a result."""
+    reasons: list[Reason]
+    """Why unranked; empty when ranked. no_control_result: no result in s01 (its run was cut short or not run, see
+    no_result); no_control_pass: s01's result did not reach the checkout; stations_missing: obstacle stations
+    without a result (see no_result)."""
+    excluded_text: str | None
+    """The public text of the correction that excluded the model this week."""
+    no_result: dict[str, NoResult] = {}
+    """Station to why it has no result this week, for s01 (when no_control_result) and every missing station:
+    our_error or model_connection (its last run was cut short, which is not a result and not the model's
+    failure), not_run. Absent in documents made before it was added."""
+    accepted_all_cookies: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    """Counted results this week (the Matrix's cells) in which the agent accepted all cookies on the shopper's
+    behalf. A remark beside the score, never part of it. Absent in documents made before it was added."""
+
+
+class RankingCorrection(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """A correction in force for the week."""
+
+    id: str
+    """Correction id."""
+    target: Literal["run", "model_week", "station_week"]
+    """What it corrects: one run, a model's week or a station's week."""
+    change: Literal["void", "set_outcome", "exclude", "note"]
+    """What it does to the target."""
+    text: str
+    """Public text."""
+    model: str | None
+    """Model concerned."""
+    station: str | None
+    """Station concerned."""
+    run_id: str | None
+    """Run concerned."""
+
+
+class Ranking(Document, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """CanItBuy ranking of one ISO week (canonical JSON: sorted keys, no whitespace)."""
+
+    control: str
+    """The control station."""
+    stations: list[str]
+    """Obstacle stations that count this week."""
+    excluded_stations: list[ExcludedStation]
+    """Stations left out for everyone this week."""
+    entries: list[RankingEntry]
+    """Ranked models by place then name, then unranked models by name."""
+    corrections: list[RankingCorrection]
+    """Corrections in force for this week, oldest first."""
+
+
+def _entry(entry: Entry, labels: dict[str, str], score: WeekScore, runs: list[RunFact], control: str
+           ) -> RankingEntry:
     without = ([control] if "no_control_result" in entry.reasons else []) + entry.missing
-    return {
-        "model": entry.model, "label": labels.get(entry.model, entry.model), "ranked": entry.ranked,
-        "place": entry.place, "passed": entry.passed, "of": entry.of,
-        "share": decimal_text(entry.share) if entry.share is not None else None,
-        "control_passed": entry.control_passed, "missing": entry.missing, "reasons": entry.reasons,
-        "excluded_text": entry.excluded_text,
-        "no_result": {code: _why_no_result(entry.model, code, runs) for code in without},
-        "accepted_all_cookies": sum(
+    return RankingEntry(
+        model=entry.model, label=labels.get(entry.model, entry.model), ranked=entry.ranked,
+        place=entry.place, passed=entry.passed, of=entry.of,
+        share=decimal_text(entry.share) if entry.share is not None else None,
+        control_passed=entry.control_passed, missing=entry.missing, reasons=entry.reasons,  # type: ignore[arg-type]
+        excluded_text=entry.excluded_text,
+        no_result={code: _why_no_result(entry.model, code, runs) for code in without},
+        accepted_all_cookies=sum(
             1 for (model, _), run in score.results.items()
             if model == entry.model and run.verdict is not None and accepted_all_cookies(run.verdict)
         ),
-    }
+    )
 
 
 def _last_tried(model: str, station: str, runs: list[RunFact]) -> RunFact | None:
@@ -105,72 +203,149 @@ def _last_tried(model: str, station: str, runs: list[RunFact]) -> RunFact | None
     return max(tried, key=lambda r: (r.ended_at, r.end_position or 0), default=None)
 
 
-def _why_no_result(model: str, station: str, runs: list[RunFact]) -> str:
+def _why_no_result(model: str, station: str, runs: list[RunFact]) -> NoResult:
     """our_error or model_connection (the last run was cut short, not the model's failure), else not_run."""
     last = _last_tried(model, station, runs)
     if last is not None and last.status == "cut_short" and last.cut_short_cause:
-        return last.cut_short_cause
+        return last.cut_short_cause  # type: ignore[return-value]
     return "not_run"
 
 
-def ranking_document(facts: WeekFacts, course: CourseSpec, score: WeekScore) -> dict[str, Any]:
-    doc = document_header(RANKING_FORMAT, "ranking", facts, course)
-    doc["control"] = course.control.code
-    doc["stations"] = score.stations
-    doc["excluded_stations"] = [{"station": s, "text": t} for s, t in sorted(score.excluded_stations.items())]
-    runs = [r for r in facts.runs if r.week == facts.week and r.org is None]
-    doc["entries"] = [_entry_json(e, facts.labels, score, runs, course.control.code) for e in score.entries]
-    doc["corrections"] = [
-        {"id": c.correction_id, "target": c.target, "change": c.change, "text": c.public_text,
-         "model": c.model, "station": c.station, "run_id": c.run_id}
-        for c in sorted(facts.corrections, key=lambda c: c.position) if c.active
-    ]
-    return doc
+def _week_runs(facts: WeekFacts) -> list[RunFact]:
+    return [r for r in facts.runs if r.week == facts.week and r.org is None]
 
 
-def _cell(model: str, station: str, score: WeekScore, runs: list[RunFact], corrected: set[str]) -> dict[str, Any]:
+def ranking_document(facts: WeekFacts, course: CourseSpec, score: WeekScore) -> Ranking:
+    runs = _week_runs(facts)
+    return Ranking(
+        format=RANKING_FORMAT, license=LICENSE, week=facts.week, course_version=course.version, position=facts.position,
+        citation=citation(facts), control=course.control.code, stations=score.stations,
+        excluded_stations=[ExcludedStation(station=s, text=t) for s, t in sorted(score.excluded_stations.items())],
+        entries=[_entry(e, facts.labels, score, runs, course.control.code) for e in score.entries],
+        corrections=[
+            RankingCorrection(id=c.correction_id, target=c.target, change=c.change, text=c.public_text,  # type: ignore[arg-type]
+                              model=c.model, station=c.station, run_id=c.run_id)
+            for c in sorted(facts.corrections, key=lambda c: c.position) if c.active
+        ],
+    )
+
+
+class MatrixStation(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """A station (a column of the Matrix) with its pass rate this week."""
+
+    code: str
+    """Station code."""
+    name: str
+    """Station name."""
+    stage: str
+    """Course stage."""
+    excluded: bool
+    """Left out for everyone this week."""
+    excluded_text: str | None
+    """Why."""
+    passed: int
+    """Models that passed it."""
+    results: int
+    """Models with a result."""
+    rate: Decimal4 | None
+    """passed / results; null without results."""
+
+
+class MatrixCell(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """One model on one station this week: the run that counts, or why there is none."""
+
+    status: CellStatus
+    """What the counted run did; cut_short / not_run when there is no result."""
+    run_id: str | None
+    """The counted run, or the last run that is not a result."""
+    outcome: str | None
+    """The judge's outcome (passed, stopped, step_limit, time_limit, verification_page, broke_brief,
+    wrong_answer)."""
+    stage: str | None
+    """Course stage where it stopped."""
+    step: int | None
+    """Step at which it stopped or passed."""
+    broke: list[str]
+    """Rules of the brief the order broke."""
+    corrected: bool
+    """A correction applies to this run."""
+    remarks: list[Literal["consent_all"]] = []
+    """Facts of the counted run beside its outcome, never part of it: consent_all when the agent accepted all
+    cookies on the shopper's behalf. Absent in documents made before it was added."""
+    cause: Literal["our_error", "model_connection"] | None = None
+    """For a cut_short cell: why the last run was cut short (our_error, or model_connection: the model could not
+    be reached); null otherwise. Absent in documents made before it was added."""
+
+
+class MatrixModel(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """A model (a row of the Matrix)."""
+
+    model: str
+    """Model name."""
+    label: str
+    """Label."""
+    cells: dict[str, MatrixCell]
+    """Station code to cell."""
+
+
+class Matrix(Document, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """CanItBuy Matrix of one ISO week: models x stations."""
+
+    stations: list[MatrixStation]
+    """Every station of the course, in the course's order (s01 first)."""
+    models: list[MatrixModel]
+    """Every model with a run this week, by name."""
+
+    def by_stage(self, course: CourseSpec) -> list[MatrixStation]:
+        """The stations in the course's stage order (control first), course order within a stage."""
+        rank = {key: i for i, key in enumerate(["control"] + [s.key for s in course.stages])}
+        return sorted(self.stations, key=lambda s: rank.get(s.stage, len(rank)))
+
+
+def _cell(model: str, station: str, score: WeekScore, runs: list[RunFact], corrected: set[str]) -> MatrixCell:
     run = score.results.get((model, station))
     if run is not None and run.verdict is not None:
         v = run.verdict
         status = v.outcome if v.outcome in ("passed", "verification_page", "broke_brief") else "stopped"
-        return {
-            "status": status, "run_id": run.run_id, "outcome": v.outcome, "stage": v.stage, "step": v.step,
-            "broke": list(v.broke), "corrected": run.run_id in corrected,
-            "remarks": ["consent_all"] if accepted_all_cookies(v) else [], "cause": None,
-        }
+        return MatrixCell(
+            status=status, run_id=run.run_id, outcome=v.outcome, stage=v.stage, step=v.step,
+            broke=list(v.broke), corrected=run.run_id in corrected,
+            remarks=["consent_all"] if accepted_all_cookies(v) else [], cause=None,
+        )
     last = _last_tried(model, station, runs)
     cut = bool(last and last.status == "cut_short")
-    return {
-        "status": "cut_short" if cut else "not_run",
-        "run_id": last.run_id if last else None, "outcome": None, "stage": None, "step": None, "broke": [],
-        "corrected": bool(last and last.run_id in corrected), "remarks": [],
-        "cause": last.cut_short_cause if cut and last else None,
-    }
+    return MatrixCell(
+        status="cut_short" if cut else "not_run",
+        run_id=last.run_id if last else None, outcome=None, stage=None, step=None, broke=[],
+        corrected=bool(last and last.run_id in corrected), remarks=[],
+        cause=last.cut_short_cause if cut and last else None,  # type: ignore[arg-type]
+    )
 
 
-def _station_json(code: str, course: CourseSpec, score: WeekScore) -> dict[str, Any]:
+def _station(code: str, course: CourseSpec, score: WeekScore) -> MatrixStation:
     station = course.station(code)
     results = [r for (_, s), r in score.results.items() if s == code]
     passed = sum(1 for r in results if r.verdict is not None and r.verdict.passed)
-    return {
-        "code": code, "name": station.name, "stage": station.stage,
-        "excluded": code in score.excluded_stations, "excluded_text": score.excluded_stations.get(code),
-        "passed": passed, "results": len(results),
-        "rate": decimal_text(Fraction(passed, len(results))) if results else None,
-    }
+    return MatrixStation(
+        code=code, name=station.name, stage=station.stage,
+        excluded=code in score.excluded_stations, excluded_text=score.excluded_stations.get(code),
+        passed=passed, results=len(results),
+        rate=decimal_text(Fraction(passed, len(results))) if results else None,
+    )
 
 
-def matrix_document(facts: WeekFacts, course: CourseSpec, score: WeekScore) -> dict[str, Any]:
-    runs = [r for r in facts.runs if r.week == facts.week and r.org is None]
+def matrix_document(facts: WeekFacts, course: CourseSpec, score: WeekScore) -> Matrix:
+    runs = _week_runs(facts)
     corrected = {c.run_id for c in facts.corrections if c.active and c.run_id}
-    doc = document_header(MATRIX_FORMAT, "Matrix", facts, course)
-    doc["stations"] = [_station_json(code, course, score) for code in course.codes]
-    doc["models"] = [
-        {"model": m, "label": facts.labels.get(m, m),
-         "cells": {code: _cell(m, code, score, runs, corrected) for code in course.codes}}
-        for m in score.models
-    ]
-    return doc
+    return Matrix(
+        format=MATRIX_FORMAT, license=LICENSE, week=facts.week, course_version=course.version, position=facts.position,
+        citation=citation(facts), stations=[_station(code, course, score) for code in course.codes],
+        models=[
+            MatrixModel(model=m, label=facts.labels.get(m, m),
+                        cells={code: _cell(m, code, score, runs, corrected) for code in course.codes})
+            for m in score.models
+        ],
+    )
 
 
 class UnknownFormatError(ValueError):
@@ -181,13 +356,16 @@ def week_documents(facts: WeekFacts, documents_format: int = DOCUMENTS_FORMAT) -
     """The week's ranking and Matrix in `documents_format` (a publication's own format, to replay it)."""
     course = course_for_week(facts.releases, facts.week)
     score = score_week(facts.week, facts.runs, facts.corrections, course)
-    ranking, matrix = ranking_document(facts, course, score), matrix_document(facts, course, score)
-    if documents_format == 1:
-        ranking, matrix = ranking_one(ranking, facts, course), matrix_one(matrix, facts, course)
+    ranking: Any = ranking_document(facts, course, score)
+    matrix: Any = matrix_document(facts, course, score)
+    if documents_format == 1:  # format 1 is frozen and works on the builtins of format 2
+        ranking = ranking_one(msgspec.to_builtins(ranking), facts, course)
+        matrix = matrix_one(msgspec.to_builtins(matrix), facts, course)
     elif documents_format != DOCUMENTS_FORMAT:
         raise UnknownFormatError(f"documents format {documents_format} is not one this version writes (1 to "
                                  f"{DOCUMENTS_FORMAT})")
     return WeekDocuments(
         week=facts.week, course_version=course.version, position=facts.position,
-        ranking=canonical_bytes(ranking), matrix=canonical_bytes(matrix), documents_format=documents_format,
+        ranking=canonical_struct_bytes(ranking), matrix=canonical_struct_bytes(matrix),
+        documents_format=documents_format,
     )

@@ -58,10 +58,10 @@ class LogState:
             "CourseRelease.Released": self._released,
             "LineUp.EntrantSet": self._entrant_set,
             "Run.Scheduled": self._scheduled,
-            "Run.Started": self._started,
-            "Run.StepRecorded": self._step_recorded,
-            "Run.Finished": self._finished,
-            "Run.CutShort": self._cut_short,
+            "Run.Started": self._run_event,
+            "Run.StepRecorded": self._run_event,
+            "Run.Finished": self._run_event,
+            "Run.CutShort": self._run_event,
             "Correction.Issued": self._issued,
             "Correction.Withdrawn": self._withdrawn,
             "Week.Opened": self._week_opened,
@@ -75,7 +75,7 @@ class LogState:
         touched: set[str] = set()
         runs, dirty = self.runs, self.dirty_runs
         for envelope in envelopes:
-            if envelope.name == STEP:  # most of the log: the same as _step_recorded, without the dispatch
+            if envelope.name == STEP:  # most of the log: the same as fold_run, without the dispatch
                 run = runs[envelope.originator_id]
                 run.position = self.position = envelope.position
                 run.steps += 1
@@ -141,45 +141,14 @@ class LogState:
         return frozenset({ALL})
 
     def _scheduled(self, e: Envelope) -> frozenset[str]:
-        p = e.payload
-        self.runs[e.originator_id] = RunFact(
-            run_id=e.originator_id, station=p.station, model=p.model, week=p.week, kind=p.kind,
-            course_version=p.course_version, task=p.task, attempt=p.attempt, repeat=p.repeat, org=p.org,
-            scheduled_at=p.timestamp, position=e.position, counts_by_start=p.counts_by_start,
-        )
+        run = self.runs[e.originator_id] = scheduled(e.originator_id, e.payload, e.position)
         self.dirty_runs.add(e.originator_id)
-        return _public_week(self.runs[e.originator_id])
+        return _public_week(run)
 
-    def _run(self, e: Envelope) -> RunFact:
+    def _run_event(self, e: Envelope) -> frozenset[str]:
         run = self.runs[e.originator_id]
-        run.position = e.position
         self.dirty_runs.add(e.originator_id)
-        return run
-
-    def _started(self, e: Envelope) -> frozenset[str]:
-        run = self._run(e)
-        run.status, run.started_at = "running", e.payload.timestamp
-        started_in = week_of(run.started_at)
-        if not run.counts_by_start or started_in == run.week:
-            return NONE
-        run.scheduled_week, run.week = run.scheduled_week or run.week, started_in
-        return _public_week(run)
-
-    def _step_recorded(self, e: Envelope) -> frozenset[str]:
-        self._run(e).steps += 1
-        return NONE
-
-    def _finished(self, e: Envelope) -> frozenset[str]:
-        run, p = self._run(e), e.payload
-        run.status, run.verdict, run.ended_at, run.end_position = "finished", p.verdict, p.timestamp, e.position
-        run.steps, run.milliseconds = p.steps, round(p.seconds * 1000)
-        return _public_week(run)
-
-    def _cut_short(self, e: Envelope) -> frozenset[str]:
-        run, p = self._run(e), e.payload
-        run.status, run.cut_short_cause, run.ended_at, run.end_position = "cut_short", p.cause, p.timestamp, e.position
-        run.steps, run.milliseconds = max(run.steps, p.steps), round(p.seconds * 1000)
-        return _public_week(run)
+        return _public_week(run) if fold_run(run, e.name, e.payload, e.position) else NONE
 
     def _issued(self, e: Envelope) -> frozenset[str]:
         p = e.payload
@@ -244,6 +213,43 @@ class LogState:
                 run.consented_at = p.timestamp
                 self.dirty_runs.add(run.run_id)
         return NONE
+
+
+# --- one run: the one fold of a run's events, read by the projections, the workers' ledger and the recording --
+
+def scheduled(run_id: str, p: Any, position: int) -> RunFact:
+    """The fact of a run from its Run.Scheduled (an envelope's payload or the event itself)."""
+    return RunFact(
+        run_id=run_id, station=p.station, model=p.model, week=p.week, kind=p.kind,
+        course_version=p.course_version, task=p.task, attempt=p.attempt, repeat=p.repeat, org=p.org,
+        scheduled_at=p.timestamp, position=position, counts_by_start=p.counts_by_start,
+        requested_by=p.requested_by, target_url=p.target_url,
+    )
+
+
+def fold_run(run: RunFact, name: str, p: Any, position: int) -> bool:
+    """Apply a later event of the run (Run.Started, .StepRecorded, .Finished, .CutShort; a skimmed step's
+    payload is never read); True when it can change the week's documents (an end, or a start in another week)."""
+    run.position = position
+    if name == STEP:
+        run.steps += 1
+        return False
+    if name == "Run.Started":
+        run.status, run.started_at = "running", p.timestamp
+        run.browser_version, run.agent_version, run.agent_release = p.browser_version, p.agent_version, p.agent_release
+        started_in = week_of(p.timestamp)
+        if not run.counts_by_start or started_in == run.week:
+            return False
+        run.scheduled_week, run.week = run.scheduled_week or run.week, started_in
+        return True
+    run.ended_at, run.end_position, run.seconds = p.timestamp, position, p.seconds
+    run.milliseconds = round(p.seconds * 1000)
+    if name == "Run.Finished":
+        run.status, run.verdict, run.steps = "finished", p.verdict, p.steps
+    else:  # Run.CutShort
+        run.status, run.cut_short_cause, run.cut_short_detail = "cut_short", p.cause, p.detail
+        run.steps = max(run.steps, p.steps)
+    return True
 
 
 def _public_week(run: RunFact) -> frozenset[str]:

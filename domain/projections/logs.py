@@ -6,26 +6,99 @@ Shapes are documented in docs/schemas/corrections.json and docs/schemas/runs.jso
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal
 
-from domain.canonical import canonical_bytes, decimal_text
+import msgspec
+
+from domain.canonical import canonical_bytes, canonical_struct_bytes, decimal_text
 from domain.facts import CorrectionFact, RunFact
-from domain.projections.documents import LICENSE
+from domain.projections.documents import LICENSE, Matrix
 
 CORRECTIONS_FORMAT = "canitbuy-corrections/1"
 RUNS_FORMAT = "canitbuy-runs/1"
 RATES_FORMAT = "canitbuy-station-rates/1"
 
 
+class TargetState(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """A correction's target before or after it."""
+
+    counts: bool
+    """Whether it counts in the week's documents."""
+    passed: bool | None
+    """For runs: whether it passed."""
+    outcome: str | None
+    """For runs: the judge's outcome."""
+
+
+class Withdrawal(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """The withdrawal of a correction."""
+
+    at: datetime
+    """When it was withdrawn."""
+    by: str
+    """Who withdrew it."""
+    reason: str
+    """Why, for the record."""
+    position: int
+    """Log position of Correction.Withdrawn."""
+
+
+class CorrectionEntry(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """One correction as issued, with what it changed and its withdrawal."""
+
+    id: str
+    """Correction id."""
+    target: Literal["run", "model_week", "station_week"]
+    """What it corrects: one run, a model's week or a station's week."""
+    change: Literal["void", "set_outcome", "exclude", "note"]
+    """What it does to the target."""
+    week: str
+    """Week it applies to."""
+    run_id: str | None
+    """Run."""
+    model: str | None
+    """Model."""
+    station: str | None
+    """Station."""
+    before: TargetState | None
+    """The target as recorded (for runs: the judge's verdict)."""
+    after: TargetState | None
+    """The target as the correction makes it."""
+    reason: str
+    """Why, for the record."""
+    text: str
+    """What readers are told."""
+    by: str
+    """Who issued it."""
+    issued_at: datetime
+    """When."""
+    position: int
+    """Log position of Correction.Issued."""
+    withdrawn: Withdrawal | None
+    """The withdrawal, when there was one."""
+
+
+class CorrectionsLog(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """The corrections log."""
+
+    format: str
+    """canitbuy-corrections/1"""
+    license: Literal["CC BY 4.0"]
+    """The data licence."""
+    corrections: list[CorrectionEntry]
+    """Every public correction, oldest first."""
+
+
 def _state(counts: bool, run: RunFact | None = None, passed: bool | None = None, outcome: str | None = None
-           ) -> dict[str, Any]:
+           ) -> TargetState:
     if run is not None and run.verdict is not None:
         passed, outcome = run.verdict.passed, run.verdict.outcome
-    return {"counts": counts, "passed": passed, "outcome": outcome}
+    return TargetState(counts=counts, passed=passed, outcome=outcome)
 
 
-def before_after(c: CorrectionFact, run: RunFact | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+def before_after(c: CorrectionFact, run: RunFact | None) -> tuple[TargetState | None, TargetState | None]:
     """What the target was as recorded, and what the correction makes it; None for a note."""
     if c.change == "note":
         return None, None
@@ -36,27 +109,31 @@ def before_after(c: CorrectionFact, run: RunFact | None) -> tuple[dict[str, Any]
     return _state(True), _state(False)  # exclude a model's or a station's week
 
 
-def correction_entry(c: CorrectionFact, run: RunFact | None) -> dict[str, Any]:
+def correction_entry(c: CorrectionFact, run: RunFact | None) -> CorrectionEntry:
     before, after = before_after(c, run)
     withdrawn = (
-        {"at": c.withdrawn_at, "by": c.withdrawn_by, "reason": c.withdrawn_reason, "position": c.withdrawn_position}
+        Withdrawal(at=c.withdrawn_at, by=c.withdrawn_by, reason=c.withdrawn_reason,  # type: ignore[arg-type]
+                   position=c.withdrawn_position)  # type: ignore[arg-type]
         if c.withdrawn else None
     )
-    return {
-        "id": c.correction_id, "target": c.target, "change": c.change, "week": c.week, "run_id": c.run_id,
-        "model": c.model, "station": c.station, "before": before, "after": after, "reason": c.reason,
-        "text": c.public_text, "by": c.by, "issued_at": c.issued_at, "position": c.position,
-        "withdrawn": withdrawn,
-    }
+    assert c.week is not None
+    return CorrectionEntry(
+        id=c.correction_id, target=c.target, change=c.change, week=c.week, run_id=c.run_id,  # type: ignore[arg-type]
+        model=c.model, station=c.station, before=before, after=after, reason=c.reason,
+        text=c.public_text, by=c.by, issued_at=c.issued_at, position=c.position, withdrawn=withdrawn,
+    )
+
+
+def corrections_document(corrections: Iterable[CorrectionFact], runs: Mapping[str, RunFact]) -> CorrectionsLog:
+    """Every public correction, oldest first, withdrawn ones included and marked."""
+    return CorrectionsLog(format=CORRECTIONS_FORMAT, license=LICENSE, corrections=[
+        correction_entry(c, runs.get(c.run_id) if c.run_id else None)
+        for c in sorted(corrections, key=lambda c: c.position) if c.week is not None
+    ])
 
 
 def corrections_log(corrections: Iterable[CorrectionFact], runs: Mapping[str, RunFact]) -> bytes:
-    """Every public correction, oldest first, withdrawn ones included and marked."""
-    entries = [
-        correction_entry(c, runs.get(c.run_id) if c.run_id else None)
-        for c in sorted(corrections, key=lambda c: c.position) if c.week is not None
-    ]
-    return canonical_bytes({"format": CORRECTIONS_FORMAT, "license": LICENSE, "corrections": entries})
+    return canonical_struct_bytes(corrections_document(corrections, runs))
 
 
 def run_entry(run: RunFact) -> dict[str, Any]:
@@ -92,14 +169,14 @@ def runs_index(runs: Iterable[RunFact]) -> bytes:
     return canonical_bytes({"format": RUNS_FORMAT, "license": LICENSE, "runs": [index_entry(r) for r in public]})
 
 
-def station_rates(matrices: Iterable[Mapping[str, Any]]) -> bytes:
+def station_rates(matrices: Iterable[Matrix]) -> bytes:
     """Per station, its pass rate in each week, taken from the weeks' Matrix documents (as corrected)."""
     by_station: dict[str, list[dict[str, Any]]] = {}
-    for matrix in sorted(matrices, key=lambda m: str(m["week"])):
-        for s in matrix["stations"]:
-            by_station.setdefault(s["code"], []).append(
-                {"week": matrix["week"], "passed": s["passed"], "results": s["results"], "rate": s["rate"],
-                 "excluded": s["excluded"]}
+    for matrix in sorted(matrices, key=lambda m: m.week):
+        for s in matrix.stations:
+            by_station.setdefault(s.code, []).append(
+                {"week": matrix.week, "passed": s.passed, "results": s.results, "rate": s.rate,
+                 "excluded": s.excluded}
             )
     totals = {
         code: _total(rows) for code, rows in by_station.items()

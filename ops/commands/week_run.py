@@ -139,7 +139,7 @@ def _summary(runtime: Runtime, ledger: RunLedger, week: str, models: list[str], 
                    "cut_short": tally.cut_short, "unfinished": tally.total - tally.done},
         "runs": [{"run_id": r.run_id, "model": r.model, "station": r.station, "repeat": r.repeat,
                   "attempt": r.attempt, "status": r.status, "outcome": r.outcome, "passed": r.passed,
-                  "cause": r.cause} for r in runs],
+                  "cause": r.cut_short_cause} for r in runs],
         "ranking": entries,
         "published": None if published is None else {
             "position": published.position, "ranking_sha256": published.ranking_sha256,

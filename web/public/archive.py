@@ -7,14 +7,13 @@ publication's position, which never change, so it is made once and kept.
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from domain.audit import export_lines, week_events
+from domain.projections.logs import CorrectionsLog
 from domain.publications import standing
 from domain.weeks import WeekError, parse_week
 from web.errors import BadRequest, NotFound
@@ -88,8 +87,8 @@ async def corrections_page(request: Request) -> Response:
     data = data_of(site)
 
     def make() -> Page:
-        log = msgspec.json.decode(data.readmodels.corrections())
-        entries: list[dict[str, Any]] = list(reversed(log["corrections"]))
+        log = msgspec.json.decode(data.readmodels.corrections(), type=CorrectionsLog)
+        entries = list(reversed(log.corrections))
         return site.renderer.page("corrections.html", {"nav": "corrections", "entries": entries})
 
     key = ("corrections", site.version)

@@ -23,8 +23,8 @@ def render_front(site: Site) -> Page:
                                "unranked": [], "info": data.known(week) if week else None}
     if week is not None:
         docs = data.documents(week)
-        context["ranked"], context["unranked"] = ranking_rows(docs["ranking"])
-        context["changed"] = docs["view"].changed_since_publication
+        context["ranked"], context["unranked"] = ranking_rows(docs.ranking)
+        context["changed"] = docs.view.changed_since_publication
     return site.renderer.page("index.html", context)
 
 

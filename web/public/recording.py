@@ -17,8 +17,10 @@ from uuid import UUID
 import msgspec
 
 from domain.actions import Action
+from domain.facts import RunFact
 from domain.organisations import OrganisationError
 from domain.ports import StepRecord
+from domain.projections.fold import fold_run, scheduled
 from domain.record import Record
 from domain.runs import Run
 from domain.verdicts import Verdict
@@ -113,19 +115,28 @@ def load_recording(record: Record, run_id: UUID, sees_org: SeesOrg = nobody) -> 
         raise NotPublic(str(run_id))
     first = events[0]
     private = _private_test(record, first, str(run_id), sees_org) if first.org is not None else None
-    summary = RunSummary(
-        id=str(run_id), station=first.station, model=first.model, week=first.week, kind=first.kind,
-        task=first.task, course_version=first.course_version, attempt=first.attempt, repeat=first.repeat,
-        status="scheduled", scheduled_at=first.timestamp,
-    )
+    fact = scheduled(str(run_id), first, first.originator_version)
     steps: list[StepRecord] = []
-    verdict: Verdict | None = None
-    for event in events[1:]:
-        _apply(summary, steps, event)
-        if isinstance(event, Run.Finished):
-            verdict = event.verdict
-    return Recording(run=summary, steps=steps, verdict=verdict, position=events[-1].originator_version,
-                     private_test=private)
+    for event in events[1:]:  # the one fold of a run's events, the projections' and the workers' too
+        name = f"Run.{type(event).__name__}"
+        fold_run(fact, name, event, event.originator_version)
+        if isinstance(event, Run.StepRecorded):
+            steps.append(event.step)
+    return Recording(run=_summary(fact, len(steps)), steps=steps, verdict=fact.verdict,
+                     position=events[-1].originator_version, private_test=private)
+
+
+def _summary(fact: RunFact, recorded: int) -> RunSummary:
+    """The recording's summary of the run. It names the week the run was scheduled for, as it always has, and
+    counts the steps it holds unless the run finished (then the steps Run.Finished says were taken)."""
+    return RunSummary(
+        id=fact.run_id, station=fact.station, model=fact.model, week=fact.scheduled_week or fact.week,
+        kind=fact.kind, task=fact.task, course_version=fact.course_version, attempt=fact.attempt,
+        repeat=fact.repeat, status=fact.status, scheduled_at=fact.scheduled_at, started_at=fact.started_at,
+        ended_at=fact.ended_at, browser_version=fact.browser_version, agent_version=fact.agent_version,
+        agent_release=fact.agent_release, steps=fact.steps if fact.status == "finished" else recorded,
+        seconds=fact.seconds, cut_short_cause=fact.cut_short_cause, cut_short_detail=fact.cut_short_detail,
+    )
 
 
 def _private_test(record: Record, first: Run.Scheduled, run_id: str, sees_org: SeesOrg) -> PrivateTest:
@@ -139,23 +150,6 @@ def _private_test(record: Record, first: Run.Scheduled, run_id: str, sees_org: S
     if not public and not sees_org(first.org):
         raise NotPublic(run_id)
     return PrivateTest(org=first.org, name=organisation.name, target_url=first.target_url, public=public)
-
-
-def _apply(summary: RunSummary, steps: list[StepRecord], event: Any) -> None:
-    if isinstance(event, Run.Started):
-        summary.status, summary.started_at = "running", event.timestamp
-        summary.browser_version, summary.agent_version = event.browser_version, event.agent_version
-        summary.agent_release = event.agent_release
-    elif isinstance(event, Run.StepRecorded):
-        steps.append(event.step)
-        summary.steps = len(steps)
-    elif isinstance(event, Run.Finished):
-        summary.status, summary.ended_at = "finished", event.timestamp
-        summary.steps, summary.seconds = event.steps, event.seconds
-    elif isinstance(event, Run.CutShort):
-        summary.status, summary.ended_at = "cut_short", event.timestamp
-        summary.cut_short_cause, summary.cut_short_detail = event.cause, event.detail
-        summary.seconds = event.seconds
 
 
 def action_text(action: Action | None) -> str:

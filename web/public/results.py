@@ -13,12 +13,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from domain.course import load_course
+from domain.projections.repeats import Repeats
 from domain.publishing import UnknownWeekError
 from web.data import SiteData
 from web.public.manual_tests import ManualTests, manual_of, row_view
 from web.public.repeats_views import has_repeats, repeats_models, repeats_pairs, with_repeat_cells
-from web.public.week_views import matrix_rows, rankings_context, rate_view, stage_groups, stage_order
+from web.public.week_views import matrix_rows, ranking_rows, rate_view, stage_groups
 from web.rendering import Page, send
 from web.site import Site
 
@@ -53,33 +53,35 @@ def render_week(site: Site, kind: str, week: str | None) -> Page:
     if week is None:
         return site.renderer.page(f"{kind}.html", context)
     docs = data.documents(week)
-    course = load_course(docs["ranking"]["course_version"])
-    context.update(docs)
-    context["info"] = data.known(week)
+    context.update(view=docs.view, ranking=docs.ranking, matrix=docs.matrix, standing=docs.standing,
+                   publications=docs.publications, info=data.known(week))
     repeats = repeats_of(data, week)
     context["repeats"] = repeats
     if kind == "ranking":
-        context.update(rankings_context(docs))
+        context["ranked"], context["unranked"] = ranking_rows(docs.ranking)
+        context["published_rows"] = (
+            ranking_rows(docs.published_ranking)
+            if docs.view.changed_since_publication and docs.published_ranking is not None else None
+        )
         if repeats is not None:
             context["repeat_models"] = repeats_models(repeats)
             context["repeat_pairs"] = repeats_pairs(repeats)
     else:
-        context["groups"] = stage_groups(docs["matrix"], course)
-        context["rows"] = matrix_rows(docs["matrix"], course)
+        codes = [s.code for s in docs.stations]
+        context["groups"] = stage_groups(docs.stations, docs.course)
+        context["rows"] = matrix_rows(docs.matrix, docs.stations, docs.course)
         if repeats is not None:
-            codes = [s["code"] for s in stage_order(docs["matrix"], course)]
             context["rows"] = with_repeat_cells(context["rows"], codes, repeats)
-        context["rates"] = [rate_view(s) for s in stage_order(docs["matrix"], course)]
-        codes = [s["code"] for s in stage_order(docs["matrix"], course)]
-        context["tested"] = [row_view(r, codes) for r in manual_of(site).rows_of_week(week, course)]
+        context["rates"] = [rate_view(s) for s in docs.stations]
+        context["tested"] = [row_view(r, codes) for r in manual_of(site).rows_of_week(week, docs.course)]
     return site.renderer.page(f"{kind}.html", context)
 
 
-def repeats_of(data: SiteData, week: str) -> dict[str, Any] | None:
+def repeats_of(data: SiteData, week: str) -> Repeats | None:
     """The week's repeat-run document when some cell has more than one repeat; None otherwise (the pages then
     show nothing of it). Read inside render_week, so once per read-model position like the page itself."""
     try:
-        repeats = msgspec.json.decode(data.readmodels.repeats_bytes(week))
+        repeats = msgspec.json.decode(data.readmodels.repeats_bytes(week), type=Repeats)
     except UnknownWeekError:
         return None
     return repeats if has_repeats(repeats) else None

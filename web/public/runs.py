@@ -15,6 +15,7 @@ from starlette.routing import Route
 
 from domain.arc_judge import ARC_TASK
 from domain.course import UnknownCourseError, load_course
+from domain.projections.logs import CorrectionsLog
 from domain.tasks import shopper_brief, task_text
 from web.errors import NotFound
 from web.public.recording import (
@@ -71,7 +72,8 @@ def render_recording(site: Site, recording: Recording, blob_base: str = "/runs/"
     if run.task == "arc":  # ARC's task names its product; the first step was observed on that product's page
         task = ARC_TASK.format(product_url=recording.steps[0].url if recording.steps else "(the product page)")
     corrections = [
-        c for c in msgspec.json.decode(data_of(site).readmodels.corrections())["corrections"] if c["run_id"] == run.id
+        c for c in msgspec.json.decode(data_of(site).readmodels.corrections(), type=CorrectionsLog).corrections
+        if c.run_id == run.id
     ]
     steps = [
         {"step": s, "action": action_text(s.action), "elements": _elements(site, s.elements),

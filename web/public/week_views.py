@@ -7,9 +7,11 @@ interval around each share, which is a pure function of passed and of.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+
+import msgspec
 
 from domain.course import CourseSpec
+from domain.projections.documents import Matrix, MatrixCell, MatrixStation, Ranking, RankingEntry
 from domain.statistics import wilson
 
 REASONS = {
@@ -43,96 +45,135 @@ OUTCOME_WORDS = {
 }
 
 
-def ranking_rows(ranking: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+class RankedRow(msgspec.Struct, frozen=True, kw_only=True):
+    """A ranked model's line: the entry, its interval and whether its place is shared."""
+
+    model: str
+    label: str
+    place: int | None
+    passed: int
+    of: int
+    accepted_all_cookies: int | None
+    shared: bool
+    percent: int
+    low: int
+    high: int
+
+
+class UnrankedRow(msgspec.Struct, frozen=True, kw_only=True):
+    """An unranked model with why, in words."""
+
+    model: str
+    label: str
+    passed: int
+    of: int
+    why: list[str]
+
+
+class CellView(msgspec.Struct, frozen=True, kw_only=True):
+    """A Matrix cell in words: the icon is decoration, the words carry the meaning."""
+
+    run_id: str | None
+    icon: str
+    css: str
+    words: str
+    detail: str
+    remark: str
+    corrected: bool
+    repeats: str = ""
+    """"2 of 3 passed, 67% agree" when the cell has more than one repeat."""
+
+
+class MatrixRow(msgspec.Struct, frozen=True, kw_only=True):
+    model: str
+    label: str
+    cells: list[CellView]
+    """In the stations' stage order."""
+
+
+class StageGroup(msgspec.Struct, frozen=True, kw_only=True):
+    key: str
+    name: str
+    stations: list[MatrixStation]
+
+
+def ranking_rows(ranking: Ranking) -> tuple[list[RankedRow], list[UnrankedRow]]:
     """(ranked rows, unranked rows) with the interval and the reasons in words."""
-    places = Counter(e["place"] for e in ranking["entries"] if e["ranked"])
+    places = Counter(e.place for e in ranking.entries if e.ranked)
     ranked, unranked = [], []
-    for e in ranking["entries"]:
-        if e["ranked"]:
-            interval = wilson(e["passed"], e["of"])
-            ranked.append({
-                **e, "shared": places[e["place"]] > 1, "percent": round(float(e["share"]) * 100),
-                "low": round(interval.low * 100), "high": round(interval.high * 100),
-            })
+    for e in ranking.entries:
+        if e.ranked:
+            interval = wilson(e.passed, e.of)
+            ranked.append(RankedRow(
+                model=e.model, label=e.label, place=e.place, passed=e.passed, of=e.of,
+                accepted_all_cookies=e.accepted_all_cookies, shared=places[e.place] > 1,
+                percent=round(float(e.share or 0) * 100), low=round(interval.low * 100),
+                high=round(interval.high * 100),
+            ))
         else:
-            unranked.append({**e, "why": [_reason(r, e) for r in e["reasons"]]})
+            unranked.append(UnrankedRow(model=e.model, label=e.label, passed=e.passed, of=e.of,
+                                        why=[_reason(r, e) for r in e.reasons]))
     return ranked, unranked
 
 
-def _reason(key: str, entry: dict[str, Any]) -> str:
-    why = entry.get("no_result") or {}  # absent in documents made before it was added
+def _reason(key: str, entry: RankingEntry) -> str:
+    why = entry.no_result  # empty in documents made before it was added
 
-    def named(code: str) -> str:
-        return f"{code.upper()} ({NO_RESULT[why[code]]})" if why.get(code) in NO_RESULT else code.upper()
+    def named(code: str | None) -> str:
+        text = NO_RESULT.get(why.get(code, "")) if code else None
+        return f"{(code or '').upper()} ({text})" if text else (code or "").upper()
 
     if key == "stations_missing":
-        return f"{REASONS[key]} {', '.join(named(s) for s in entry['missing'])}"
+        return f"{REASONS[key]} {', '.join(named(s) for s in entry.missing)}"
     if key == "no_control_result":
-        control = next((code for code in why if code not in entry["missing"]), None)
+        control = next((code for code in why if code not in entry.missing), None)
         return f"no result in {named(control)}" if control else REASONS[key]
-    if key == "excluded" and entry.get("excluded_text"):
-        return f"{REASONS[key]}: {entry['excluded_text']}"
+    if key == "excluded" and entry.excluded_text:
+        return f"{REASONS[key]}: {entry.excluded_text}"
     return REASONS.get(key, key)
 
 
-def stage_order(matrix: dict[str, Any], course: CourseSpec) -> list[dict[str, Any]]:
-    """The Matrix's stations in the course's stage order (control first), course order within a stage."""
-    rank = {key: i for i, key in enumerate(["control"] + [s.key for s in course.stages])}
-    return sorted(matrix["stations"], key=lambda s: rank.get(s["stage"], len(rank)))
-
-
-def stage_groups(matrix: dict[str, Any], course: CourseSpec) -> list[dict[str, Any]]:
-    """The stations grouped by stage, for the Matrix's grouped header."""
-    groups: list[dict[str, Any]] = []
-    for station in stage_order(matrix, course):
-        if groups and groups[-1]["key"] == station["stage"]:
-            groups[-1]["stations"].append(station)
+def stage_groups(stations: list[MatrixStation], course: CourseSpec) -> list[StageGroup]:
+    """The stations (in stage order) grouped by stage, for the Matrix's grouped header."""
+    groups: list[StageGroup] = []
+    for station in stations:
+        if groups and groups[-1].key == station.stage:
+            groups[-1].stations.append(station)
         else:
-            groups.append({"key": station["stage"], "name": course.stage_name(station["stage"]),
-                           "stations": [station]})
+            groups.append(StageGroup(key=station.stage, name=course.stage_name(station.stage), stations=[station]))
     return groups
 
 
-def cell_view(cell: dict[str, Any], station_stage: str, course: CourseSpec) -> dict[str, Any]:
+def cell_view(cell: MatrixCell, station_stage: str, course: CourseSpec) -> CellView:
     """The cell's words. The column's stage is in the header; a stop at another stage names its own."""
-    icon, css, words = CELL_TEXT.get(cell["status"], ("?", "none", cell["status"]))
+    icon, css, words = CELL_TEXT.get(cell.status, ("?", "none", cell.status))
     detail = ""
-    if cell["status"] == "stopped":
-        stage = cell.get("stage")
-        where = course.stage_name(stage) if stage and stage != station_stage else ""
-        outcome = OUTCOME_WORDS.get(cell.get("outcome") or "", "")
+    if cell.status == "stopped":
+        where = course.stage_name(cell.stage) if cell.stage and cell.stage != station_stage else ""
+        outcome = OUTCOME_WORDS.get(cell.outcome or "", "")
         outcome = "" if outcome == "stopped" else outcome
-        detail = ", ".join(p for p in (where, f"step {cell['step']}" if cell.get("step") else "", outcome) if p)
-    elif cell["status"] == "broke_brief" and cell.get("broke"):
-        detail = ", ".join(b.replace("_", " ") for b in cell["broke"])
-    elif cell["status"] == "cut_short" and cell.get("cause") in NO_RESULT:
-        detail = NO_RESULT[cell["cause"]]
+        detail = ", ".join(p for p in (where, f"step {cell.step}" if cell.step else "", outcome) if p)
+    elif cell.status == "broke_brief" and cell.broke:
+        detail = ", ".join(b.replace("_", " ") for b in cell.broke)
+    elif cell.status == "cut_short" and cell.cause in NO_RESULT:
+        detail = NO_RESULT[cell.cause or ""]
     # A fact of the run beside its outcome, never part of it (older documents have no remarks).
-    remark = "accepted all cookies" if "consent_all" in (cell.get("remarks") or []) else ""
-    return {**cell, "icon": icon, "css": css, "words": words, "detail": detail, "remark": remark}
+    remark = "accepted all cookies" if "consent_all" in cell.remarks else ""
+    return CellView(run_id=cell.run_id, icon=icon, css=css, words=words, detail=detail, remark=remark,
+                    corrected=cell.corrected)
 
 
-def matrix_rows(matrix: dict[str, Any], course: CourseSpec) -> list[dict[str, Any]]:
-    stages = [(s["code"], s["stage"]) for s in stage_order(matrix, course)]
+def matrix_rows(matrix: Matrix, stations: list[MatrixStation], course: CourseSpec) -> list[MatrixRow]:
     return [
-        {"model": m["model"], "label": m["label"],
-         "cells": [cell_view(m["cells"][code], stage, course) for code, stage in stages]}
-        for m in matrix["models"]
+        MatrixRow(model=m.model, label=m.label,
+                  cells=[cell_view(m.cells[s.code], s.stage, course) for s in stations])
+        for m in matrix.models
     ]
 
 
-def rate_view(station: dict[str, Any]) -> str:
-    if station["excluded"]:
+def rate_view(station: MatrixStation) -> str:
+    if station.excluded:
         return "excluded"
-    if not station["results"]:
+    if not station.results:
         return "–"
-    return f"{station['passed']}/{station['results']}"
-
-
-def rankings_context(docs: dict[str, Any]) -> dict[str, Any]:
-    """The corrected ranking, and the first published one beside it when a correction changed the week."""
-    ranked, unranked = ranking_rows(docs["ranking"])
-    context: dict[str, Any] = {"ranked": ranked, "unranked": unranked, "published_rows": None}
-    if docs["view"].changed_since_publication and docs["published_ranking"] is not None:
-        context["published_rows"] = ranking_rows(docs["published_ranking"])
-    return context
+    return f"{station.passed}/{station.results}"

@@ -25,7 +25,7 @@ from scoring_builders import (
 
 from domain.canonical import CanonicalError, canonical_bytes
 from domain.projections import logs
-from domain.projections.documents import week_documents
+from domain.projections.documents import Matrix, Ranking, week_documents
 from domain.projections.fold import LogState
 from domain.verdicts import Verdict
 from web.public.week_views import cell_view, ranking_rows
@@ -38,6 +38,10 @@ def validate(name: str, data: bytes) -> dict:
     jsonschema.Draft202012Validator(json.loads((SCHEMAS / f"{name}.json").read_text()),
                                     format_checker=jsonschema.FormatChecker()).validate(document)
     return document
+
+
+def typed(data: bytes, kind: type = Matrix):
+    return msgspec.json.decode(data, type=kind)
 
 
 def history(passes: dict[str, int]) -> list:
@@ -123,7 +127,8 @@ def test_the_run_index_and_station_rates_are_public_only():
     private = run("a", "s02", org="acme")
     index = validate("runs", logs.runs_index([*state.runs.values(), private]))
     assert len(index["runs"]) == 36 and all(r["run_id"] != private.run_id for r in index["runs"])
-    rates = json.loads(logs.station_rates([json.loads(week_documents(state.week_facts(WEEK)).matrix)]))
+    matrix = msgspec.json.decode(week_documents(state.week_facts(WEEK)).matrix, type=Matrix)
+    rates = json.loads(logs.station_rates([matrix]))
     s05 = next(s for s in rates["stations"] if s["code"] == "s05")
     assert (s05["passed"], s05["results"], s05["rate"]) == (1, 2, "0.5000")
 
@@ -162,8 +167,8 @@ def test_accepting_all_cookies_is_a_remark_in_the_cell_and_a_count_beside_the_sc
     cell = matrix["models"][0]["cells"]["s02"]
     assert cell["status"] == "passed" and cell["remarks"] == ["consent_all"] and cell["broke"] == []
     assert matrix["models"][1]["cells"]["s02"]["remarks"] == []
-    view = cell_view(cell, "entry", COURSE)
-    assert view["words"] == "Passed" and view["remark"] == "accepted all cookies"
+    view = cell_view(typed(docs.matrix).models[0].cells["s02"], "entry", COURSE)
+    assert view.words == "Passed" and view.remark == "accepted all cookies"
 
 
 def test_an_unranked_model_without_an_s01_result_is_not_said_to_have_failed_s01():
@@ -177,13 +182,14 @@ def test_an_unranked_model_without_an_s01_result_is_not_said_to_have_failed_s01(
     entry = ranking["entries"][0]
     assert entry["reasons"] == ["no_control_result", "stations_missing"]
     assert entry["no_result"] == {"s01": "our_error", "s05": "model_connection"}
-    _, unranked = ranking_rows(ranking)
-    assert unranked[0]["why"] == ["no result in S01 (cut short by our error)",
+    _, unranked = ranking_rows(typed(week_documents(week_facts(runs)).ranking, Ranking))
+    assert unranked[0].why == ["no result in S01 (cut short by our error)",
                                   "has no result from S05 (cut short: the model could not be reached)"]
     matrix = validate("matrix", week_documents(week_facts(runs)).matrix)
     cell = matrix["models"][0]["cells"]["s05"]
     assert (cell["status"], cell["cause"]) == ("cut_short", "model_connection")
-    assert cell_view(cell, "variant", COURSE)["detail"] == "cut short: the model could not be reached"
+    typed_cell = typed(week_documents(week_facts(runs)).matrix).models[0].cells["s05"]
+    assert cell_view(typed_cell, "variant", COURSE).detail == "cut short: the model could not be reached"
 
 
 def test_a_failed_s01_still_reads_as_not_reaching_the_checkout():
@@ -191,4 +197,5 @@ def test_a_failed_s01_still_reads_as_not_reaching_the_checkout():
     runs[0] = msgspec.structs.replace(runs[0], verdict=Verdict(passed=False, outcome="stopped", stage="cart", step=9))
     ranking = validate("ranking", week_documents(week_facts(runs)).ranking)
     assert ranking["entries"][0]["reasons"] == ["no_control_pass"] and ranking["entries"][0]["no_result"] == {}
-    assert ranking_rows(ranking)[1][0]["why"] == ["did not reach the checkout in the control store S01"]
+    rows = ranking_rows(typed(week_documents(week_facts(runs)).ranking, Ranking))
+    assert rows[1][0].why == ["did not reach the checkout in the control store S01"]
