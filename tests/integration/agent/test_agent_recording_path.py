@@ -10,17 +10,19 @@ import threading
 import time
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from adapters.blobs import FileBlobStore
 from adapters.browser.playwright_browser import PlaywrightBrowser
+from adapters.browser.session import MAX_ELEMENTS, MAX_TEXT, observe_script
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
 from domain.actions import Scroll, Stop
 from domain.agent_ports import Decision, Task, station_task
 from domain.course import load_course
 from domain.episode import Episode
-from domain.observation import Observation
+from domain.observation import Element, Observation
 from domain.ports import StepRecord
 from domain.verdicts import Verdict
 from lab.server import LabServer
@@ -71,3 +73,24 @@ async def test_blobs_are_written_off_the_event_loop_and_each_step_is_stored_once
         assert [s.number for s in steps] == [1, 2, 3, 4]
         assert all(s.screenshot and blobs.has(s.screenshot) and blobs.has(s.elements) for s in steps)
         assert runtime.record.get_run(run_id).status == "finished"
+
+
+async def test_the_observation_carried_as_one_json_string_is_the_one_read_as_objects(
+        browser: PlaywrightBrowser, lab: LabServer) -> None:
+    url = lab.url_for("s01", "/products/aero-run-2")
+    session = await browser.session(url)
+    try:
+        await session.open(url)
+        seen = await session.observe()
+        as_objects = await session._page.evaluate(observe_script(), [MAX_TEXT, MAX_ELEMENTS])  # noqa: SLF001
+        assert seen.elements and msgspec.to_builtins(seen.elements) == msgspec.to_builtins(
+            msgspec.convert(as_objects["elements"], list[Element]))
+        assert (seen.text, seen.title, seen.structured) == (
+            as_objects["text"], as_objects["title"], as_objects["structured"])
+
+        # A page whose arrays no longer stringify as arrays (old libraries set Array.prototype.toJSON) is still read.
+        await session.evaluate("() => { Array.prototype.toJSON = function () { return 'not a list'; }; }")
+        again = await session.observe()
+        assert [e.id for e in again.elements] == [e.id for e in seen.elements]
+    finally:
+        await session.close()
