@@ -101,8 +101,9 @@ def main() -> None:
                 load = os.getloadavg()[0]
                 floor = raw(url, args.runs_per_level, concurrency)
                 rate = asyncio.run(ours(runtime, prepare(runtime, args.runs_per_level), concurrency))
+                met = "met" if rate >= floor / 2 else "NOT met"
                 print(f"{concurrency:>3} runs in flight: raw INSERT {floor:>8,.0f} events/s   recorder {rate:>8,.0f} "
-                      f"events/s   ratio {rate / floor:.2f} (goal >= 0.5)   load average {load:.2f}", flush=True)
+                      f"events/s   ratio {rate / floor:.2f} (goal >= 0.5: {met})   load average {load:.2f}", flush=True)
 
 
 if __name__ == "__main__":
