@@ -15,7 +15,8 @@ from collections import Counter
 
 SAMPLE_HZ = 50
 WORKERS = ("AnyIO worker thread", "asyncio_", "group-commit")
-IDLE = ("EpollSelector.select", "runners.py:118", "Condition.wait")
+IDLE = ("EpollSelector.select", "runners.py:118", "Condition.wait", "futures/thread.py:81", "_do_waitpid",
+        "GroupCommitter._loop")  # the last frame of a thread waiting for work
 PARTS = {
     "Playwright protocol validation": "validator_primitives",
     "Playwright protocol JSON decode": "json/decoder",
