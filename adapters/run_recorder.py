@@ -1,22 +1,25 @@
 """The RunRecorder port on the record: the agent's run loop reports here, from async code.
 
-eventsourcing is synchronous, so every call goes through a worker thread. Appends are retried when the
-database connection drops (a restart); a retry never duplicates an event, because the run aggregate's version
-is the guard: a step already stored is recognised and not stored again.
+eventsourcing is synchronous, so loads go through a worker thread and saves through the group committer's
+thread (or a worker thread). Appends are retried when the database connection drops (a restart); a retry never
+duplicates an event, because the run aggregate's version is the guard: a step already stored is recognised and
+not stored again.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 from uuid import UUID
 
 import anyio.to_thread
 
+from adapters.group_commit import GroupCommitter
 from domain.ports import StepRecord
 from domain.record import Record
+from domain.runs import Run
 from domain.verdicts import CutShortCause, Verdict
 
 log = logging.getLogger(__name__)
@@ -47,45 +50,78 @@ def with_retries(action: Callable[[], T], what: str) -> T:
 
 
 class RecordRunRecorder:
-    def __init__(self, record: Record, run_id: UUID) -> None:
+    """Records one run. The run aggregate is loaded once and kept: a step is one event added to it and one save,
+    not a replay of the run's events before every step. Saves go through the group committer when there is one
+    (several runs' steps a transaction); after any failed save the kept aggregate is dropped and the run is
+    loaded again, so a retry sees what was really stored."""
+
+    def __init__(self, record: Record, run_id: UUID, committer: GroupCommitter | None = None) -> None:
         self.record = record
         self.run_id = run_id
+        self.committer = committer
+        self._run: Run | None = None
 
-    async def _call(self, fn: Callable[[], None], what: str) -> None:
-        await anyio.to_thread.run_sync(lambda: with_retries(fn, what))
+    async def _call(self, change: Callable[[Run], bool], what: str) -> None:
+        """Apply `change` to the run (it returns False when the change is stored already) and save it durably,
+        retrying while the database is unreachable."""
+        for delay in (*RETRY_DELAYS, None):
+            try:
+                run = self._run or await anyio.to_thread.run_sync(self.record.get_run, self.run_id)
+                self._run = run
+                if not change(run):
+                    return
+                await self._save(run.collect_events())
+                return
+            except Exception as error:
+                self._run = None  # its version may be ahead of the store now: load it again
+                if delay is None or not _is_transient(error):
+                    raise
+                log.warning("%s failed (%s); retrying in %.1fs", what, error, delay)
+                await anyio.sleep(delay)
+
+    async def _save(self, events: Sequence[Any]) -> None:
+        if self.committer is not None:
+            with anyio.CancelScope(shield=True):  # a step taken into a transaction is waited for, as a thread is
+                await self.committer.save(events)
+        else:
+            await anyio.to_thread.run_sync(lambda: self.record.save(*events))
 
     async def started(self, *, worker: str, browser_version: str, agent_version: str,
                       agent_release: int = 0) -> None:
-        def start() -> None:
-            if self.record.get_run(self.run_id).status != "scheduled":
-                return  # stored by an attempt whose answer was lost
-            self.record.start_run(
-                self.run_id, worker=worker, browser_version=browser_version, agent_version=agent_version,
-                agent_release=agent_release,
-            )
+        def start(run: Run) -> bool:
+            if run.status != "scheduled":
+                return False  # stored by an attempt whose answer was lost
+            run.start(worker=worker, browser_version=browser_version, agent_version=agent_version,
+                      agent_release=agent_release, at=self.record.clock())
+            return True
 
         await self._call(start, f"start of run {self.run_id}")
 
     async def step_recorded(self, step: StepRecord) -> None:
-        def append() -> None:
-            if self.record.get_run(self.run_id).steps_recorded >= step.number:
-                return
-            self.record.record_steps(self.run_id, [step])
+        def append(run: Run) -> bool:
+            if run.steps_recorded >= step.number:
+                return False
+            run.record_step(step, at=self.record.clock())
+            return True
 
         await self._call(append, f"step {step.number} of run {self.run_id}")
 
     async def finished(self, verdict: Verdict, *, steps: int, seconds: float) -> None:
-        def finish() -> None:
-            if self.record.get_run(self.run_id).is_over:
-                return
-            self.record.finish_run(self.run_id, verdict, steps=steps, seconds=seconds)
+        def finish(run: Run) -> bool:
+            if run.is_over:
+                return False
+            run.finish(verdict, steps=steps, seconds=seconds, at=self.record.clock())
+            return True
 
         await self._call(finish, f"finish of run {self.run_id}")
 
     async def cut_short(self, cause: CutShortCause, detail: str, *, steps: int, seconds: float) -> None:
-        def cut() -> None:
-            if self.record.get_run(self.run_id).is_over:
-                return
-            self.record.cut_short_run(self.run_id, cause, detail, steps=steps, seconds=seconds)
+        self._run = None  # whoever cuts it short may not be the one who ran it: read what the store holds
+
+        def cut(run: Run) -> bool:
+            if run.is_over:
+                return False
+            run.cut_short(cause, detail, steps=steps, seconds=seconds, at=self.record.clock())
+            return True
 
         await self._call(cut, f"cut-short of run {self.run_id}")

@@ -13,6 +13,7 @@ from uuid import UUID
 
 from adapters.blobs import FileBlobStore
 from adapters.eventstore import open_record
+from adapters.group_commit import GroupCommitter
 from adapters.readmodels import ReadModels
 from adapters.run_recorder import RecordRunRecorder, with_retries
 from adapters.settings import Settings
@@ -27,9 +28,12 @@ class Runtime:
     blobs: FileBlobStore
     readmodels: ReadModels = field(init=False)
     _agent_release: int | None = field(default=None, init=False)
+    committer: GroupCommitter = field(init=False)
+    """Saves the steps of this process's concurrent runs in shared transactions (its thread starts on first use)."""
 
     def __post_init__(self) -> None:
         self.readmodels = ReadModels(self.settings, self.record)
+        self.committer = GroupCommitter(self.record)
 
     @property
     def clock(self) -> Clock:
@@ -46,9 +50,10 @@ class Runtime:
         return self._agent_release
 
     def recorder(self, run_id: UUID) -> RecordRunRecorder:
-        return RecordRunRecorder(self.record, run_id)
+        return RecordRunRecorder(self.record, run_id, self.committer)
 
     def close(self) -> None:
+        self.committer.close()
         self.record.close()
 
     def __enter__(self) -> Runtime:

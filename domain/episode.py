@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 import msgspec
@@ -86,8 +87,11 @@ class Episode:
     async def _step(self, number: int) -> tuple[Verdict | None, Observation]:
         began = self.clock()
         observation = await self.session.observe()
+        # The blobs are written (fsync) in a thread while the agent decides; the step waits for them below.
+        blobs = self._put_blobs(observation)
         if is_verification_page(observation):
-            await self._record(number, observation, Decision(action=None), "verification page: stopped", began)
+            await self._record(number, observation, Decision(action=None), "verification page: stopped", began,
+                               blobs)
             if not self.signed:
                 raise UnsignedAgentError("a verification page stopped a run that could not sign its requests "
                                          "(no key directory the lab can reach is configured): our error")
@@ -95,17 +99,32 @@ class Episode:
                              "a verification page stopped the agent; it does not solve them"), observation
         decision = await self._decide(observation)
         result = await self._carry_out(decision, observation)
-        await self._record(number, observation, decision, result, began)
         if isinstance(decision.action, Stop):
+            await self._record(number, observation, decision, result, began, blobs)
             why = f"the agent stopped: {decision.action.reason}"
             return self._end("stopped", observation, number, why), observation
-        probe = await self.session.probe()
+        # The judge reads the page while the step is stored; neither moves the run on, and the step is stored
+        # (or has failed) before the judge's answer is used, whatever the probe did.
+        recording = asyncio.ensure_future(self._record(number, observation, decision, result, began, blobs))
+        try:
+            probe = await self.session.probe()
+        finally:
+            await recording
         self._checkout_open = probe.checkout_open
         if probe.cart_json is not None:
             self._cart_json = probe.cart_json
         if self.task.kind == "arc":
             return judge_arc_probe(probe, self.task, number), observation
         return judge_probe(probe, self.task, number), observation
+
+    def _put_blobs(self, observation: Observation) -> asyncio.Future[tuple[str | None, str]]:
+        def put() -> tuple[str | None, str]:
+            shot = self.blobs.put(observation.screenshot) if observation.screenshot else None
+            return shot, self.blobs.put(_elements_encoder.encode(observation.elements))
+
+        written = asyncio.ensure_future(asyncio.to_thread(put))
+        written.add_done_callback(_retrieve)  # a step abandoned before its record must not log a lost error
+        return written
 
     def _end(self, outcome: Outcome, observation: Observation | None, step: int, reason: str) -> Verdict:
         if self.task.kind == "arc":
@@ -139,13 +158,13 @@ class Episode:
         return await self.session.act(action, observation)
 
     async def _record(self, number: int, observation: Observation, decision: Decision, result: str,
-                      began: float) -> None:
+                      began: float, blobs: asyncio.Future[tuple[str | None, str]]) -> None:
+        duration_ms = int((self.clock() - began) * 1000)
+        screenshot, elements = await blobs  # durable before the step that names them is stored
         step = StepRecord(
-            number=number, url=observation.url, title=observation.title,
-            screenshot=self.blobs.put(observation.screenshot) if observation.screenshot else None,
-            elements=self.blobs.put(_elements_encoder.encode(observation.elements)),
+            number=number, url=observation.url, title=observation.title, screenshot=screenshot, elements=elements,
             notes=decision.notes, action=decision.action, result=result,
-            duration_ms=int((self.clock() - began) * 1000), model_ms=decision.model_ms,
+            duration_ms=duration_ms, model_ms=decision.model_ms,
             tokens_in=decision.tokens_in, tokens_out=decision.tokens_out, cost_usd=decision.cost_usd,
             exchange=decision.exchange,
         )
@@ -162,6 +181,11 @@ class Episode:
 
     def _elapsed(self) -> float:
         return self.clock() - self._started
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def summary(step: StepRecord) -> str:
