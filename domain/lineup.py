@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
+from typing import Literal
 from uuid import NAMESPACE_URL, uuid5
 
 import msgspec
@@ -13,6 +14,9 @@ LINEUP_ID = uuid5(NAMESPACE_URL, "canitbuy:lineup")
 
 class LineUpError(Exception):
     pass
+
+
+Reasoning = Literal["none", "low", "medium", "high"]
 
 
 class Entrant(msgspec.Struct, frozen=True, kw_only=True):
@@ -35,6 +39,13 @@ class Entrant(msgspec.Struct, frozen=True, kw_only=True):
     """Runs per station a week (k)."""
     until: date | None = None
     """Last day it runs; null while it stays in the line-up."""
+    max_tokens: int = 400
+    """Completion tokens one call may spend, reasoning included (the gateway's max_tokens). A reply cut by this
+    limit is our error, not the model's failure: a reasoning model needs room to think before it answers."""
+    reasoning: Reasoning = "none"
+    """The reasoning effort asked of the model through the gateway: none (not asked), low, medium or high."""
+    price_cached_in_per_mtok: float | None = None
+    """US dollars per million input tokens read from the provider's cache; null: priced as other input."""
 
 
 class LineUp(Aggregate):
@@ -58,6 +69,8 @@ class LineUp(Aggregate):
     def set_entrant(self, entrant: Entrant, *, by: str, at: datetime) -> None:
         if entrant.repeats < 1 or entrant.repeats > 20:
             raise LineUpError("repeats must be between 1 and 20")
+        if not 16 <= entrant.max_tokens <= 64000:
+            raise LineUpError("max_tokens must be between 16 and 64000")
         if entrant.until is not None and entrant.until < entrant.since:
             raise LineUpError("until comes before since")
         if self.entrants.get(entrant.model) == entrant:
