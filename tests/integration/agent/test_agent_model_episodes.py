@@ -17,9 +17,9 @@ import msgspec
 import pytest
 
 from adapters.browser.playwright_browser import PlaywrightBrowser
+from adapters.models.agent import ModelAgent
 from adapters.models.client import HttpxModelClient
 from adapters.models.lineup import WEEKLY, cost_usd
-from adapters.models.agent import ModelAgent
 from domain.agent_ports import station_task
 from domain.course import load_course
 from domain.episode import CutShort, Episode
