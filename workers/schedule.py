@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from uuid import UUID
 
 from adapters.wiring import Runtime
+from domain.lineup import ModelCheckResult
 from domain.weeks import previous_week, week_of, week_start
 from workers.ledger import RunLedger
 from workers.plan import Repeats, schedule_course, schedule_repeats
@@ -34,6 +35,8 @@ LOOKBACK_WEEKS = 4
 """How far back an unpublished week is still published after downtime."""
 
 Publish = Callable[[Runtime, str], object]
+Preflight = Callable[[Sequence[str]], list[ModelCheckResult]]
+"""The morning check of the line-up's models (`canitbuy models check`): one result per model it could ask."""
 
 
 @dataclass
@@ -41,6 +44,8 @@ class CatchUp:
     lineup: list[UUID] = field(default_factory=list)
     repeats: list[UUID] = field(default_factory=list)
     published: list[str] = field(default_factory=list)
+    unavailable: list[str] = field(default_factory=list)
+    """Line-up models the week's check found the gateway could not serve: not scheduled that week."""
 
     @property
     def to_execute(self) -> list[UUID]:
@@ -49,14 +54,16 @@ class CatchUp:
 
 def catch_up(
     runtime: Runtime, ledger: RunLedger, now: datetime, *, models: Sequence[str], publish: Publish | None,
-    repeats: Repeats = 1,
+    repeats: Repeats = 1, preflight: Preflight | None = None,
 ) -> CatchUp:
     """Do what the schedule says is due at `now` (synchronous: call it from a worker thread)."""
     done = CatchUp()
     week = week_of(now)
     since_monday = now - week_start(week)
     if since_monday >= LINEUP_AT:
-        done.lineup = schedule_course(runtime, week, models, repeats=repeats, requested_by="scheduler")
+        done.unavailable = _checked(runtime, week, models, preflight)
+        serving = [m for m in models if m not in done.unavailable]
+        done.lineup = schedule_course(runtime, week, serving, repeats=repeats, requested_by="scheduler")
     ledger.refresh()
     if since_monday >= REPEAT_AT:
         done.repeats = schedule_repeats(runtime, ledger, week, requested_by="scheduler")
@@ -69,6 +76,22 @@ def catch_up(
             publish(runtime, candidate)
             done.published.append(candidate)
     return done
+
+
+def _checked(runtime: Runtime, week: str, models: Sequence[str], preflight: Preflight | None) -> list[str]:
+    """The week's unavailable models: the check recorded for the week, or (the first time) made and recorded now.
+    Only models the week has not scheduled yet are asked, so a restart later in the week asks nobody again."""
+    lineup = runtime.record.lineup()
+    if week in lineup.checks or preflight is None:
+        return lineup.unavailable(week)
+    results = preflight(models)
+    if not results:
+        return []
+    runtime.record.record_models_checked(week, results)
+    unavailable = runtime.record.lineup().unavailable(week)
+    if unavailable:
+        log.warning("%s: not scheduled, the gateway cannot serve them: %s", week, ", ".join(unavailable))
+    return unavailable
 
 
 def _unpublished(runtime: Runtime, ledger: RunLedger, current: str) -> list[str]:
@@ -106,6 +129,13 @@ def week_models(runtime: Runtime, week: str) -> list[str]:
     return default_models(runtime.settings, runtime.record.lineup().active_on(monday))
 
 
+def gateway_preflight(settings: object) -> Preflight | None:
+    """The check through the gateway, when a key is configured (else the line-up is the built-in agents)."""
+    from adapters.models.check import gateway_check
+
+    return gateway_check(settings)
+
+
 async def scheduled_catch_up(ctx: dict[str, object], now: datetime) -> str:
     """The arq cron's and `week schedule`'s entry: catch up in a worker thread, then enqueue what is due. `now` is
     the runtime's clock as the caller read it (the arq cron reads the record's)."""
@@ -118,7 +148,9 @@ async def scheduled_catch_up(ctx: dict[str, object], now: datetime) -> str:
         models = week_models(res.runtime, week_of(now))  # type: ignore[attr-defined]
         repeats = week_repeats(res.runtime, week_of(now))  # type: ignore[attr-defined]
         return catch_up(res.runtime, ledger, now, models=models, publish=publish,  # type: ignore[attr-defined,arg-type]
-                        repeats=repeats)
+                        repeats=repeats, preflight=gateway_preflight(res.runtime.settings))  # type: ignore[attr-defined]
 
     done = await anyio.to_thread.run_sync(work)
-    return f"{len(done.lineup)} line-up runs, {len(done.repeats)} repeats, published {done.published or 'none'}"
+    unavailable = f", unavailable {', '.join(done.unavailable)}" if done.unavailable else ""
+    return (f"{len(done.lineup)} line-up runs, {len(done.repeats)} repeats, published {done.published or 'none'}"
+            f"{unavailable}")

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import msgspec
 
 from adapters.models.agent import request_payload
 from adapters.models.client import HttpxModelClient
-from adapters.models.lineup import cost_usd
+from adapters.models.lineup import cost_usd, entrant
 from adapters.models.prompt import messages
 from adapters.models.replies import ReplyError, parse_reply, usage_of
 from domain.agent_ports import ModelConnectionError, Task
-from domain.lineup import Entrant
+from domain.lineup import Entrant, ModelCheckResult
 from domain.observation import Element, Observation
 
 CHECK_PAGE = Observation(url="https://check.canitbuy.invalid/", title="All shoes", elements=[
@@ -75,3 +77,33 @@ def report_lines(checks: list[ModelCheck]) -> list[str]:
         lines.append(f"{c.model:<20} {c.route:<32} {state}; resolved {c.resolved or '-'}; {c.ms} ms; "
                      f"${c.cost_usd:.6f}")
     return lines
+
+
+def as_result(check: ModelCheck) -> ModelCheckResult:
+    return ModelCheckResult(model=check.model, available=check.available, resolved=check.resolved, ms=check.ms,
+                            cost_usd=check.cost_usd, problem=check.problem)
+
+
+def gateway_check(settings: Any, *, timeout: float = 60.0, attempts: int = 2,
+                  backoff: float = 1.0) -> Callable[[Sequence[str]], list[ModelCheckResult]] | None:
+    """The scheduler's morning check through the configured gateway; None without a key. Models that are not
+    line-up models (the built-in agents) are not asked."""
+    if not getattr(settings, "model_api_key", None):
+        return None
+
+    def check(models: Sequence[str]) -> list[ModelCheckResult]:
+        entrants = [e for e in (entrant(m) for m in models) if e is not None]
+        if not entrants:
+            return []
+
+        async def run() -> list[ModelCheck]:
+            client = HttpxModelClient(settings.model_base_url, settings.model_api_key, timeout=timeout,
+                                      attempts=attempts, backoff=backoff)
+            try:
+                return await check_lineup(client, entrants)
+            finally:
+                await client.aclose()
+
+        return [as_result(c) for c in asyncio.run(run())]
+
+    return check
