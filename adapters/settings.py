@@ -50,6 +50,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     trusted_proxies: tuple[str, ...] = ()
     """Addresses or networks of the TLS proxies in front of the site (CANITBUY_TRUSTED_PROXIES, comma-separated):
     only a request from one of them has its X-Forwarded-For (the client) and X-Forwarded-Proto (https) believed."""
+    weekly_cap_usd: float | None = None
+    """The weekly spending cap on models in US dollars (CANITBUY_WEEKLY_CAP_USD): once the week's runs have cost
+    this much, no further model run of the week is started; unset: no cap."""
     public_url: str | None = None
     """The site's public https base, e.g. https://canitbuy.com (CANITBUY_PUBLIC_URL): evidence addresses in
     ARC exports are made under it; unset leaves them out."""
@@ -90,6 +93,13 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             raise SettingsError(f"CANITBUY_CONCURRENCY must be a whole number, not {concurrency_text!r}") from None
         if not 1 <= concurrency <= 64:
             raise SettingsError("CANITBUY_CONCURRENCY must be between 1 and 64")
+        cap_text = text("CANITBUY_WEEKLY_CAP_USD")
+        try:
+            cap = float(cap_text) if cap_text else None
+        except ValueError:
+            raise SettingsError(f"CANITBUY_WEEKLY_CAP_USD must be a number of dollars, not {cap_text!r}") from None
+        if cap is not None and not cap >= 0:
+            raise SettingsError("CANITBUY_WEEKLY_CAP_USD must be zero or more")
         site_secret = text("CANITBUY_SITE_SECRET")
         if site_secret is not None and len(site_secret.encode()) < MIN_SECRET_BYTES:
             raise SettingsError(f"CANITBUY_SITE_SECRET must be at least {MIN_SECRET_BYTES} bytes long")
@@ -108,6 +118,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             site_secret=site_secret,
             trusted_proxies=proxy_networks(text("CANITBUY_TRUSTED_PROXIES") or ""),
             public_url=text("CANITBUY_PUBLIC_URL"),
+            weekly_cap_usd=cap,
         )
 
 

@@ -47,3 +47,17 @@ def cost_usd(model: Entrant, tokens_in: int, tokens_out: int, *, cached: int = 0
     dollars = ((tokens_in - cached) * model.price_in_per_mtok + cached * cached_price
                + tokens_out * model.price_out_per_mtok) / 1e6
     return round(dollars, 8)
+
+
+ESTIMATED_STEPS = 10
+ESTIMATED_PROMPT_TOKENS = 3000
+"""A step's prompt: the system prompt, the tool schema, the element list and the screenshot."""
+
+
+def estimated_run_usd(model: str) -> float:
+    """What one run of a line-up model is expected to cost before any has ended this week: ten steps of a
+    3,000-token prompt and a reply of half the model's token limit. The built-in agents cost nothing."""
+    found = entrant(model)
+    if found is None:
+        return 0.0
+    return ESTIMATED_STEPS * cost_usd(found, ESTIMATED_PROMPT_TOKENS, found.max_tokens // 2)
