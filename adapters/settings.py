@@ -13,6 +13,8 @@ from pathlib import Path
 
 import msgspec
 
+from adapters.models.throttle import parse_limits
+
 DEFAULT_MODEL_BASE_URL = "https://ai-gateway.vercel.sh/v1"
 MIN_SECRET_BYTES = 32
 """A shorter site secret could be guessed offline from one signed cookie: refused at start."""
@@ -50,6 +52,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     trusted_proxies: tuple[str, ...] = ()
     """Addresses or networks of the TLS proxies in front of the site (CANITBUY_TRUSTED_PROXIES, comma-separated):
     only a request from one of them has its X-Forwarded-For (the client) and X-Forwarded-Proto (https) believed."""
+    provider_concurrency: dict[str, int] = msgspec.field(default_factory=dict)
+    """Model calls at once per provider in each worker (CANITBUY_PROVIDER_CONCURRENCY, e.g. "anthropic=2,*=4");
+    unset: 4 for every provider."""
     weekly_cap_usd: float | None = None
     """The weekly spending cap on models in US dollars (CANITBUY_WEEKLY_CAP_USD): once the week's runs have cost
     this much, no further model run of the week is started; unset: no cap."""
@@ -100,6 +105,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             raise SettingsError(f"CANITBUY_WEEKLY_CAP_USD must be a number of dollars, not {cap_text!r}") from None
         if cap is not None and not cap >= 0:
             raise SettingsError("CANITBUY_WEEKLY_CAP_USD must be zero or more")
+        try:
+            provider_concurrency = parse_limits(text("CANITBUY_PROVIDER_CONCURRENCY") or "")
+        except ValueError as error:
+            raise SettingsError(f"CANITBUY_PROVIDER_CONCURRENCY: {error}") from None
         site_secret = text("CANITBUY_SITE_SECRET")
         if site_secret is not None and len(site_secret.encode()) < MIN_SECRET_BYTES:
             raise SettingsError(f"CANITBUY_SITE_SECRET must be at least {MIN_SECRET_BYTES} bytes long")
@@ -119,6 +128,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             trusted_proxies=proxy_networks(text("CANITBUY_TRUSTED_PROXIES") or ""),
             public_url=text("CANITBUY_PUBLIC_URL"),
             weekly_cap_usd=cap,
+            provider_concurrency=provider_concurrency,
         )
 
 

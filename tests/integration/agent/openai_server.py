@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from typing import Any
 
 from starlette.applications import Starlette
@@ -42,6 +43,9 @@ class OpenAIServer:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.flaky_calls = 0
+        self.arrived: list[tuple[str, float]] = []
+        """(route, time.monotonic()) of each request as it arrived."""
+        self.in_flight = self.most_in_flight = 0
         self.delay = 0.0
         """Seconds every scripted answer takes (a slow model)."""
         self.eyes = Eyes(lab_loopback)
@@ -49,7 +53,16 @@ class OpenAIServer:
         self.app = Starlette(routes=[Route("/v1/chat/completions", self.complete, methods=["POST"])])
 
     async def complete(self, request: Request) -> JSONResponse:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            return await self._complete(request)
+        finally:
+            self.in_flight -= 1
+
+    async def _complete(self, request: Request) -> JSONResponse:
         body = await request.json()
+        self.arrived.append((body["model"], time.monotonic()))
         self.requests.append(body)
         self.headers.append(dict(request.headers))
         model = body["model"]
