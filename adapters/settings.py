@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import msgspec
@@ -22,6 +22,17 @@ MIN_SECRET_BYTES = 32
 
 class SettingsError(ValueError):
     """A configuration value is malformed; the message names the variable."""
+
+
+def _dollars(text: Callable[[str], str | None], name: str) -> float | None:
+    raw = text(name)
+    try:
+        value = float(raw) if raw else None
+    except ValueError:
+        raise SettingsError(f"{name} must be a number of dollars, not {raw!r}") from None
+    if value is not None and not value >= 0:
+        raise SettingsError(f"{name} must be zero or more")
+    return value
 
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
@@ -58,6 +69,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     weekly_cap_usd: float | None = None
     """The weekly spending cap on models in US dollars (CANITBUY_WEEKLY_CAP_USD): once the week's runs have cost
     this much, no further model run of the week is started; unset: no cap."""
+    flagship_cap_usd: float | None = None
+    """The flagship line-up's own cap for a flagship week (CANITBUY_FLAGSHIP_CAP_USD); unset: no cap."""
     public_url: str | None = None
     """The site's public https base, e.g. https://canitbuy.com (CANITBUY_PUBLIC_URL): evidence addresses in
     ARC exports are made under it; unset leaves them out."""
@@ -98,13 +111,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             raise SettingsError(f"CANITBUY_CONCURRENCY must be a whole number, not {concurrency_text!r}") from None
         if not 1 <= concurrency <= 64:
             raise SettingsError("CANITBUY_CONCURRENCY must be between 1 and 64")
-        cap_text = text("CANITBUY_WEEKLY_CAP_USD")
-        try:
-            cap = float(cap_text) if cap_text else None
-        except ValueError:
-            raise SettingsError(f"CANITBUY_WEEKLY_CAP_USD must be a number of dollars, not {cap_text!r}") from None
-        if cap is not None and not cap >= 0:
-            raise SettingsError("CANITBUY_WEEKLY_CAP_USD must be zero or more")
+        cap = _dollars(text, "CANITBUY_WEEKLY_CAP_USD")
+        flagship_cap = _dollars(text, "CANITBUY_FLAGSHIP_CAP_USD")
         try:
             provider_concurrency = parse_limits(text("CANITBUY_PROVIDER_CONCURRENCY") or "")
         except ValueError as error:
@@ -128,6 +136,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             trusted_proxies=proxy_networks(text("CANITBUY_TRUSTED_PROXIES") or ""),
             public_url=text("CANITBUY_PUBLIC_URL"),
             weekly_cap_usd=cap,
+            flagship_cap_usd=flagship_cap,
             provider_concurrency=provider_concurrency,
         )
 

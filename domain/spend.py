@@ -21,6 +21,8 @@ Estimate = Callable[[str], float]
 
 class ModelSpend(msgspec.Struct, frozen=True, kw_only=True):
     model: str
+    flagship: bool = False
+    """A model of the flagship line-up: counted against the flagship cap, not the weekly one."""
     runs_ended: int
     runs_to_start: int
     """Scheduled and not started yet."""
@@ -38,8 +40,14 @@ class WeekSpend(msgspec.Struct, frozen=True, kw_only=True):
     actual_usd: float
     projected_usd: float
     cap_reached: bool
-    """True when the actual spend has reached the cap: no further model run of the week is started."""
-    models: list[ModelSpend]
+    """True when the weekly models' actual spend has reached the cap: no further weekly model run starts."""
+    flagship_cap_usd: float | None = None
+    """The flagship line-up's own cap (CANITBUY_FLAGSHIP_CAP_USD); null when none is set."""
+    flagship_actual_usd: float = 0.0
+    flagship_projected_usd: float = 0.0
+    flagship_cap_reached: bool = False
+    models: list[ModelSpend] = []
+    """Every model with runs in the week; actual_usd and projected_usd above are the weekly models' sums."""
 
 
 @dataclass
@@ -79,10 +87,13 @@ class SpendFold:
             elif name in ("Run.Finished", "Run.CutShort"):
                 run.status = "ended"
 
-    def actual(self, week: str) -> float:
-        return round(sum(r.cost for r in self.runs.values() if r.week == week), 6)
+    def actual(self, week: str, counted: Callable[[str], bool] = lambda model: True) -> float:
+        """What the week's runs of the counted models have cost so far."""
+        return round(sum(r.cost for r in self.runs.values() if r.week == week and counted(r.model)), 6)
 
-    def week(self, week: str, *, cap_usd: float | None, estimate: Estimate) -> WeekSpend:
+    def week(self, week: str, *, cap_usd: float | None, estimate: Estimate,
+             flagship: Callable[[str], bool] = lambda model: False, flagship_cap_usd: float | None = None,
+             ) -> WeekSpend:
         models: list[ModelSpend] = []
         for model in sorted({r.model for r in self.runs.values() if r.week == week}):
             runs = [r for r in self.runs.values() if r.week == week and r.model == model]
@@ -90,9 +101,17 @@ class SpendFold:
             actual = sum(r.cost for r in runs)
             each = sum(r.cost for r in ended) / len(ended) if ended else estimate(model)
             to_start = sum(1 for r in runs if r.status == "scheduled")
-            models.append(ModelSpend(model=model, runs_ended=len(ended), runs_to_start=to_start,
-                                     actual_usd=round(actual, 6), projected_usd=round(actual + to_start * each, 6)))
-        actual = round(sum(m.actual_usd for m in models), 6)
+            models.append(ModelSpend(model=model, flagship=flagship(model), runs_ended=len(ended),
+                                     runs_to_start=to_start, actual_usd=round(actual, 6),
+                                     projected_usd=round(actual + to_start * each, 6)))
+        weekly = [m for m in models if not m.flagship]
+        flagships = [m for m in models if m.flagship]
+        actual = round(sum(m.actual_usd for m in weekly), 6)
+        flagship_actual = round(sum(m.actual_usd for m in flagships), 6)
         return WeekSpend(week=week, cap_usd=cap_usd, actual_usd=actual,
-                         projected_usd=round(sum(m.projected_usd for m in models), 6),
-                         cap_reached=cap_usd is not None and actual >= cap_usd, models=models)
+                         projected_usd=round(sum(m.projected_usd for m in weekly), 6),
+                         cap_reached=cap_usd is not None and actual >= cap_usd,
+                         flagship_cap_usd=flagship_cap_usd, flagship_actual_usd=flagship_actual,
+                         flagship_projected_usd=round(sum(m.projected_usd for m in flagships), 6),
+                         flagship_cap_reached=flagship_cap_usd is not None and flagship_actual >= flagship_cap_usd,
+                         models=models)

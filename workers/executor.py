@@ -62,9 +62,11 @@ async def execute_run(ctx: dict[str, Any], run_id: str) -> str:
 async def spend_hold(ctx: dict[str, Any], res: Resources, run: Run) -> str | None:
     """Why a run of a priced model may not start now (the week's spend has reached the weekly cap), or None.
     The run stays scheduled: raising the cap lets the next requeue start it."""
-    from adapters.models.lineup import estimated_run_usd
+    from adapters.models.lineup import estimated_run_usd, is_flagship
 
-    cap = res.runtime.settings.weekly_cap_usd
+    flagship = is_flagship(run.model)
+    settings = res.runtime.settings
+    cap = settings.flagship_cap_usd if flagship else settings.weekly_cap_usd
     if cap is None or run.status != "scheduled" or estimated_run_usd(run.model) == 0:
         return None
     fold: SpendFold = ctx.setdefault("spend", SpendFold.empty())
@@ -73,12 +75,13 @@ async def spend_hold(ctx: dict[str, Any], res: Resources, run: Run) -> str | Non
     def refresh() -> float:
         while page := record.read_log(after=fold.position, limit=5000):
             fold.apply(page)
-        return fold.actual(week_of(record.clock()))
+        # Each line-up is held by its own cap, on its own models' spend.
+        return fold.actual(week_of(record.clock()), lambda model: is_flagship(model) == flagship)
 
     spent = await anyio.to_thread.run_sync(refresh)
     if spent < cap:
         return None
-    return f"weekly spending cap reached (${spent:.2f} of ${cap:.2f})"
+    return f"{'flagship' if flagship else 'weekly'} spending cap reached (${spent:.2f} of ${cap:.2f})"
 
 
 async def _execute(res: Resources, run: Run) -> str:

@@ -1,4 +1,5 @@
-"""The schedule: the weekly line-up Monday 06:00 UTC, the same Monday from 14:00 UTC a repeat of every run of the
+"""The schedule: the weekly line-up Monday 06:00 UTC (and the flagship line-up beside it on the first Monday of a
+month), the same Monday from 14:00 UTC a repeat of every run of the
 line-up that was cut short, and the week's publication once the week is over (Sunday has ended) and every run that
 started in it has ended. A week is the calendar: a run counts for the ISO week in which it started, so nothing the
 schedule does on a Monday can change the week before.
@@ -54,13 +55,15 @@ class CatchUp:
 
 def catch_up(
     runtime: Runtime, ledger: RunLedger, now: datetime, *, models: Sequence[str], publish: Publish | None,
-    repeats: Repeats = 1, preflight: Preflight | None = None,
+    repeats: Repeats = 1, preflight: Preflight | None = None, flagships: Sequence[str] = (),
 ) -> CatchUp:
-    """Do what the schedule says is due at `now` (synchronous: call it from a worker thread)."""
+    """Do what the schedule says is due at `now` (synchronous: call it from a worker thread). `flagships` are
+    the flagship line-up's models when the week is a flagship week (week_flagships), scheduled beside the rest."""
     done = CatchUp()
     week = week_of(now)
     since_monday = now - week_start(week)
     if since_monday >= LINEUP_AT:
+        models = [*models, *(m for m in flagships if m not in models)]
         done.unavailable = _checked(runtime, week, models, preflight)
         serving = [m for m in models if m not in done.unavailable]
         done.lineup = schedule_course(runtime, week, serving, repeats=repeats, requested_by="scheduler")
@@ -121,6 +124,28 @@ def week_repeats(runtime: Runtime, week: str) -> dict[str, int]:
     return {e.model: e.repeats for e in runtime.record.lineup().active_on(monday)}
 
 
+def flagship_week(week: str) -> bool:
+    """The flagship line-up's schedule: the week whose Monday is the first Monday of its month."""
+    return week_start(week).day <= 7
+
+
+def week_flagships(runtime: Runtime, week: str) -> list[str]:
+    """The flagship models a flagship week runs (none in other weeks, nor without a gateway key): the staff's
+    non-weekly entrants in force on the Monday, else the code's FLAGSHIP line-up. They are recorded in the
+    line-up (their labels say "flagship"), so the week's ranking and Matrix name them as such."""
+    from adapters.models.lineup import FLAGSHIP
+
+    if not flagship_week(week) or not runtime.settings.model_api_key:
+        return []
+    monday = week_start(week).date()
+    lineup = runtime.record.lineup()
+    chosen = [e for e in lineup.active_on(monday, weekly_only=False) if not e.weekly]
+    if not chosen:
+        chosen = [e for e in FLAGSHIP if e.since <= monday and (e.until is None or monday <= e.until)]
+        runtime.record.set_entrants(chosen, by="scheduler")
+    return [e.model for e in chosen]
+
+
 def week_models(runtime: Runtime, week: str) -> list[str]:
     """The line-up in force on the week's Monday (built-in agents when no model key is configured)."""
     from workers.agents import default_models
@@ -147,8 +172,10 @@ async def scheduled_catch_up(ctx: dict[str, object], now: datetime) -> str:
     def work() -> CatchUp:
         models = week_models(res.runtime, week_of(now))  # type: ignore[attr-defined]
         repeats = week_repeats(res.runtime, week_of(now))  # type: ignore[attr-defined]
+        flagships = week_flagships(res.runtime, week_of(now))  # type: ignore[attr-defined]
         return catch_up(res.runtime, ledger, now, models=models, publish=publish,  # type: ignore[attr-defined,arg-type]
-                        repeats=repeats, preflight=gateway_preflight(res.runtime.settings))  # type: ignore[attr-defined]
+                        repeats=repeats, preflight=gateway_preflight(res.runtime.settings),  # type: ignore[attr-defined]
+                        flagships=flagships)
 
     done = await anyio.to_thread.run_sync(work)
     unavailable = f", unavailable {', '.join(done.unavailable)}" if done.unavailable else ""

@@ -29,13 +29,31 @@ WEEKLY: tuple[Entrant, ...] = (
 Gemini Flash) are asked for low effort and given 4,000 completion tokens, so thinking does not crowd out the
 answer; the others answer in far fewer than 1,024. A reply cut by the limit is recorded as our error."""
 
+FLAGSHIP: tuple[Entrant, ...] = (
+    Entrant(model="gpt-6", label="GPT-6 (flagship)", route="openai/gpt-6", since=SINCE, weekly=False,
+            price_in_per_mtok=5.00, price_out_per_mtok=40.00, max_tokens=8000, reasoning="medium"),
+    Entrant(model="claude-opus-5.5", label="Claude Opus 5.5 (flagship)", route="anthropic/claude-opus-5.5",
+            since=SINCE, weekly=False, price_in_per_mtok=15.00, price_out_per_mtok=75.00, max_tokens=8000,
+            reasoning="medium"),
+    Entrant(model="gemini-3.8-pro", label="Gemini 3.8 Pro (flagship)", route="google/gemini-3.8-pro", since=SINCE,
+            weekly=False, price_in_per_mtok=5.00, price_out_per_mtok=40.00, max_tokens=8000, reasoning="medium"),
+)
+"""The flagship line-up: about twenty times the price of the weekly models, so measured now and then, not weekly
+(the method): on the first Monday of each month, under its own spending cap (CANITBUY_FLAGSHIP_CAP_USD). Its runs
+are scored in that week's ranking and Matrix by the same rules, labelled "(flagship)". ASSUMPTION: routes and
+prices as for WEEKLY."""
+
 BASELINES: tuple[str, ...] = (
     "baseline-naive", "baseline-patient", "baseline-structured", "baseline-careful", "baseline-robust")
 
 
 def entrant(name: str) -> Entrant | None:
-    """A line-up model by our name or by its gateway id."""
-    return next((e for e in WEEKLY if name in (e.model, e.route)), None)
+    """A line-up model (weekly or flagship) by our name or by its gateway id."""
+    return next((e for e in (*WEEKLY, *FLAGSHIP) if name in (e.model, e.route)), None)
+
+
+def is_flagship(model: str) -> bool:
+    return any(model in (e.model, e.route) for e in FLAGSHIP)
 
 
 def cost_usd(model: Entrant, tokens_in: int, tokens_out: int, *, cached: int = 0) -> float:

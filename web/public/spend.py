@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from adapters.models.lineup import estimated_run_usd
+from adapters.models.lineup import estimated_run_usd, is_flagship
 from domain.spend import SpendFold, WeekSpend
 from domain.weeks import WeekError, parse_week
 from web.errors import NotFound
@@ -26,7 +26,8 @@ def week_spend(site: Site, week: str) -> WeekSpend:
         fold: SpendFold = site.services.setdefault("spend", SpendFold.empty())
         while page := site.runtime.record.read_log(after=fold.position, limit=5000):
             fold.apply(page)
-        return fold.week(week, cap_usd=site.settings.weekly_cap_usd, estimate=estimated_run_usd)
+        return fold.week(week, cap_usd=site.settings.weekly_cap_usd, estimate=estimated_run_usd,
+                         flagship=is_flagship, flagship_cap_usd=site.settings.flagship_cap_usd)
 
 
 async def spend_json(request: Request) -> Response:
