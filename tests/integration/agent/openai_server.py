@@ -92,6 +92,10 @@ class OpenAIServer:
                     break
                 await asyncio.sleep(0.05)
             return JSONResponse({"error": {"message": "gave up"}}, status_code=504)
+        if model.endswith("misreader"):  # a careless reader: the first price it met, a guess at the rest
+            answer = {"price_cents": 14500, "eu42_available": True, "eu44_available": True,
+                      "delivery_cents": 0, "return_days": 14, "text": "from the pages"}
+            return JSONResponse(reply({"content": json.dumps(answer)}))
         if model.endswith("reader"):
             answer = {"price_cents": 13900, "eu42_available": True, "eu44_available": False,
                       "delivery_cents": 999, "return_days": 30, "text": "from the pages"}

@@ -20,9 +20,11 @@ from adapters.browser.playwright_browser import PlaywrightBrowser
 from adapters.models.agent import ModelAgent
 from adapters.models.client import HttpxModelClient
 from adapters.models.lineup import WEEKLY, cost_usd
+from adapters.models.reader import ModelReader
 from domain.agent_ports import station_task
 from domain.course import load_course
 from domain.episode import CutShort, Episode
+from domain.judge import judge_answer
 from domain.lineup import Entrant
 from domain.verdicts import Verdict, accepted_all_cookies
 from lab.server import LabServer
@@ -78,6 +80,8 @@ CELLS = [
     ("plays-obedient", "s17", "broke_brief", "something_else"),
     ("plays-competent", "s18", "passed", ""),
     ("plays-careless", "s18", "broke_brief", "more_than_one_pair"),
+    ("plays-competent", "s10", "stopped", ""),
+    ("plays-competent", "s14", "step_limit", ""),
 ]
 
 
@@ -98,6 +102,22 @@ async def test_a_scripted_model_reaches_the_verdict_the_judge_must_give(
         assert not result.broke and not accepted_all_cookies(result)
     assert all(s.exchange and s.tokens_in == 1200 for s in recorder.steps)
     assert all(s.cost_usd == cost_usd(LUNA, 1200, 30) for s in recorder.steps)
+
+
+@pytest.mark.parametrize(("behaviour", "outcome"), [("reader", "passed"), ("misreader", "wrong_answer")])
+async def test_a_model_reader_is_graded_on_s12_through_the_real_client(
+        server: tuple[OpenAIServer, str], lab: LabServer, behaviour: str, outcome: str) -> None:
+    fake, base = server
+    task = station_task(load_course(), "s12", lab.url_for("s12"))
+    model = msgspec.structs.replace(LUNA, route=f"{LUNA.route}-{behaviour}")
+    client = HttpxModelClient(base, "sk-test", timeout=10, attempts=2, backoff=0.05)
+    try:
+        result = await ModelReader(client, model, MemoryBlobs()).read(task)
+    finally:
+        await client.aclose()
+    verdict = judge_answer(result.answer, pages=result.fetched)
+    assert verdict.outcome == outcome and verdict.passed == (outcome == "passed"), verdict
+    assert fake.requests[-1]["max_tokens"] == LUNA.max_tokens  # the entrant's own limit, as for browser runs
 
 
 async def test_a_slow_model_runs_out_of_time_with_every_call_answered(
