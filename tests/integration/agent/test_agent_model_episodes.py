@@ -9,13 +9,16 @@ reasoning model under our 400-token limit is cut short as our error, and passes 
 
 from __future__ import annotations
 
+import socket
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import msgspec
 import pytest
 
+from adapters.botauth import BotAuthSigner, load_or_create_key
 from adapters.browser.playwright_browser import PlaywrightBrowser
 from adapters.models.agent import ModelAgent
 from adapters.models.client import HttpxModelClient
@@ -177,3 +180,18 @@ async def test_a_reasoning_model_cut_by_our_limit_is_our_error_and_passes_with_i
     assert all(s.tokens_reasoning == THINKING_TOKENS for s in recorder.steps)
     # Reasoning tokens are completion tokens: priced as output.
     assert recorder.steps[0].cost_usd == cost_usd(roomy, 1200, THINKING_TOKENS + 30) > cost_usd(roomy, 1200, 30)
+
+
+async def test_a_model_whose_signature_the_gate_cannot_check_meets_the_verification_page(
+        server: tuple[OpenAIServer, str], lab: LabServer, tmp_path: Path) -> None:
+    # The harness signs, but with a key directory nobody serves: s13's gate cannot verify the agent and shows
+    # its verification page, which the agent does not solve.
+    _, base = server
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        nowhere = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    signer = BotAuthSigner(load_or_create_key(None, tmp_path), nowhere)
+    async with PlaywrightBrowser(signer) as unverifiable:
+        result, recorder = await episode(base, playing("plays-competent"), "s13", unverifiable, lab)
+    assert isinstance(result, Verdict) and result.outcome == "verification_page", result
+    assert recorder.steps[-1].result == "verification page: stopped"
