@@ -66,7 +66,8 @@ class RecordRunRecorder:
         retrying while the database is unreachable."""
         for delay in (*RETRY_DELAYS, None):
             try:
-                run = self._run or await anyio.to_thread.run_sync(self.record.get_run, self.run_id)
+                run: Run = self._run if self._run is not None else await anyio.to_thread.run_sync(
+                    self.record.get_run, self.run_id)
                 self._run = run
                 if not change(run):
                     return

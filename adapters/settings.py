@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import msgspec
+
+from adapters.models.throttle import parse_limits
 
 DEFAULT_MODEL_BASE_URL = "https://ai-gateway.vercel.sh/v1"
 MIN_SECRET_BYTES = 32
@@ -20,6 +22,17 @@ MIN_SECRET_BYTES = 32
 
 class SettingsError(ValueError):
     """A configuration value is malformed; the message names the variable."""
+
+
+def _dollars(text: Callable[[str], str | None], name: str) -> float | None:
+    raw = text(name)
+    try:
+        value = float(raw) if raw else None
+    except ValueError:
+        raise SettingsError(f"{name} must be a number of dollars, not {raw!r}") from None
+    if value is not None and not value >= 0:
+        raise SettingsError(f"{name} must be zero or more")
+    return value
 
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
@@ -50,6 +63,14 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     trusted_proxies: tuple[str, ...] = ()
     """Addresses or networks of the TLS proxies in front of the site (CANITBUY_TRUSTED_PROXIES, comma-separated):
     only a request from one of them has its X-Forwarded-For (the client) and X-Forwarded-Proto (https) believed."""
+    provider_concurrency: dict[str, int] = msgspec.field(default_factory=dict)
+    """Model calls at once per provider in each worker (CANITBUY_PROVIDER_CONCURRENCY, e.g. "anthropic=2,*=4");
+    unset: 4 for every provider."""
+    weekly_cap_usd: float | None = None
+    """The weekly spending cap on models in US dollars (CANITBUY_WEEKLY_CAP_USD): once the week's runs have cost
+    this much, no further model run of the week is started; unset: no cap."""
+    flagship_cap_usd: float | None = None
+    """The flagship line-up's own cap for a flagship week (CANITBUY_FLAGSHIP_CAP_USD); unset: no cap."""
     public_url: str | None = None
     """The site's public https base, e.g. https://canitbuy.com (CANITBUY_PUBLIC_URL): evidence addresses in
     ARC exports are made under it; unset leaves them out."""
@@ -90,6 +111,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             raise SettingsError(f"CANITBUY_CONCURRENCY must be a whole number, not {concurrency_text!r}") from None
         if not 1 <= concurrency <= 64:
             raise SettingsError("CANITBUY_CONCURRENCY must be between 1 and 64")
+        cap = _dollars(text, "CANITBUY_WEEKLY_CAP_USD")
+        flagship_cap = _dollars(text, "CANITBUY_FLAGSHIP_CAP_USD")
+        try:
+            provider_concurrency = parse_limits(text("CANITBUY_PROVIDER_CONCURRENCY") or "")
+        except ValueError as error:
+            raise SettingsError(f"CANITBUY_PROVIDER_CONCURRENCY: {error}") from None
         site_secret = text("CANITBUY_SITE_SECRET")
         if site_secret is not None and len(site_secret.encode()) < MIN_SECRET_BYTES:
             raise SettingsError(f"CANITBUY_SITE_SECRET must be at least {MIN_SECRET_BYTES} bytes long")
@@ -108,6 +135,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             site_secret=site_secret,
             trusted_proxies=proxy_networks(text("CANITBUY_TRUSTED_PROXIES") or ""),
             public_url=text("CANITBUY_PUBLIC_URL"),
+            weekly_cap_usd=cap,
+            flagship_cap_usd=flagship_cap,
+            provider_concurrency=provider_concurrency,
         )
 
 

@@ -47,6 +47,10 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
     """Why there is no action (a malformed reply), recorded as the step's result."""
     tokens_in: int = 0
     tokens_out: int = 0
+    tokens_reasoning: int = 0
+    """Of tokens_out, those the model spent reasoning."""
+    tokens_cached: int = 0
+    """Of tokens_in, those read from the provider's cache."""
     cost_usd: float = 0.0
     model_ms: int = 0
     exchange: str | None = None

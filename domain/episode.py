@@ -166,6 +166,7 @@ class Episode:
             notes=decision.notes, action=decision.action, result=result,
             duration_ms=duration_ms, model_ms=decision.model_ms,
             tokens_in=decision.tokens_in, tokens_out=decision.tokens_out, cost_usd=decision.cost_usd,
+            tokens_reasoning=decision.tokens_reasoning, tokens_cached=decision.tokens_cached,
             exchange=decision.exchange,
         )
         self.history.append(step)

@@ -52,7 +52,13 @@ class StepRecord(msgspec.Struct, frozen=True, kw_only=True):
     """Time spent waiting for the model."""
     tokens_in: int = 0
     tokens_out: int = 0
+    """Completion tokens, reasoning included."""
     cost_usd: float = 0.0
+    """Priced at the line-up's prices, or as the gateway reported it when it did."""
+    tokens_reasoning: int = 0
+    """Of tokens_out, those the model spent reasoning (0 when the provider does not say, and before #14)."""
+    tokens_cached: int = 0
+    """Of tokens_in, those read from the provider's cache."""
     exchange: str | None = None
     """sha256 of the model exchange (JSON) in the blob store: the exact prompt text and tool schema sent (the
     screenshot named by its own sha256), and the model's raw reply. Never the key. Null for built-in agents and

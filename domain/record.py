@@ -21,7 +21,7 @@ from domain.agent_releases import AGENT_RELEASES_ID, AgentReleases, AgentSpec
 from domain.arc import Submission
 from domain.corrections import Correction
 from domain.course import RELEASES, course_bytes
-from domain.lineup import LINEUP_ID, Entrant, LineUp
+from domain.lineup import LINEUP_ID, Entrant, LineUp, ModelCheckResult
 from domain.organisations import Organisation, OrganisationError, organisation_id
 from domain.ports import StepRecord
 from domain.publications import Week, publication_id
@@ -175,6 +175,18 @@ class Record(Application[UUID]):
         for entrant in entrants:
             lineup.set_entrant(entrant, by=by, at=self.clock())
         self.save(lineup)
+
+    def record_models_checked(self, week: str, results: Sequence[ModelCheckResult]) -> bool:
+        """Record the week's morning check once; False when it was already recorded (the first one stands)."""
+        lineup = self.lineup()
+        if week in lineup.checks:
+            return False
+        lineup.record_check(week, list(results), at=self.clock())
+        try:
+            self.save(lineup)
+        except IntegrityError:
+            return False
+        return True
 
     # --- runs (scheduled by domain/handlers.py) ----------------------------------------------------------
 

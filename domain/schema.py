@@ -34,6 +34,7 @@ EVENT_CLASSES: tuple[type[Any], ...] = (
     CourseRelease.Released,
     LineUp.Started,
     LineUp.EntrantSet,
+    LineUp.ModelsChecked,
     Run.Scheduled,
     Run.Started,
     Run.StepRecorded,

@@ -16,6 +16,7 @@ import anyio.to_thread
 
 from adapters.settings import Settings
 from adapters.wiring import Runtime
+from domain.spend import SpendFold
 from web.rendering import PageCache, Renderer
 
 if TYPE_CHECKING:  # each area's state, built by its start function in the lifespan (those modules import Site)
@@ -53,6 +54,8 @@ class Site:
     network_salt: bytes = b""
     """The key of the leaderboard's network hashes (not the session cookies' key)."""
     submission_flood: FloodGuard = field(init=False)
+    spend: SpendFold = field(default_factory=SpendFold.empty)
+    """The week's spend folded from the log (web/public/spend.py), moved on under its lock."""
     listeners: list[Callable[[int], Any]] = field(default_factory=list)
     """Read models kept by the site, called (in a worker thread) when the log moves."""
 

@@ -12,6 +12,7 @@ from typing import Any
 from adapters.botauth import BotAuthSigner
 from adapters.models.client import HttpxModelClient
 from adapters.models.lineup import BASELINES, entrant
+from adapters.models.throttle import ProviderGate, RedisPauses
 from adapters.reader import build_reader
 from adapters.settings import Settings
 from domain.agent_ports import Agent, Reader
@@ -45,7 +46,8 @@ class AgentFactory:
 
     def _model_client(self) -> HttpxModelClient:
         if self._client is None:
-            self._client = HttpxModelClient(self.settings.model_base_url, self.settings.model_api_key)
+            self._client = HttpxModelClient(self.settings.model_base_url, self.settings.model_api_key,
+                                            gate=provider_gate(self.settings))
         return self._client
 
     def agent(self, model: str) -> Agent:
@@ -73,6 +75,16 @@ class AgentFactory:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+
+
+def provider_gate(settings: Settings) -> ProviderGate:
+    """Per-provider places in this process; the pause after a 429 shared through Redis when workers are several."""
+    pauses = None
+    if settings.redis_url:
+        import redis.asyncio
+
+        pauses = RedisPauses(redis.asyncio.from_url(settings.redis_url))  # type: ignore[no-untyped-call]
+    return ProviderGate(pauses, settings.provider_concurrency)
 
 
 def default_models(settings: Settings, lineup: list[Any]) -> list[str]:

@@ -24,7 +24,9 @@ from domain.agent_ports import ModelConnectionError
 from domain.episode import CutShort, Episode
 from domain.judge import judge_answer
 from domain.runs import Run
+from domain.spend import SpendFold
 from domain.verdicts import Verdict
+from domain.weeks import week_of
 from workers.resources import Resources
 
 log = logging.getLogger("canitbuy.worker")
@@ -39,6 +41,10 @@ async def execute_run(ctx: dict[str, Any], run_id: str) -> str:
     run = await anyio.to_thread.run_sync(lambda: with_retries(lambda: res.runtime.record.get_run(rid), "loading"))
     if run.is_over:
         return f"skipped: {run.status}"
+    held = await spend_hold(ctx, res, run)
+    if held is not None:
+        log.warning("run %s not started: %s", run.id, held)
+        return f"skipped: {held}"
     leased = await anyio.to_thread.run_sync(res.leases.acquire, run_id, res.worker_name, res.lease_seconds)
     if not leased:
         return "skipped: leased elsewhere"
@@ -52,6 +58,31 @@ async def execute_run(ctx: dict[str, Any], run_id: str) -> str:
     finally:
         await anyio.to_thread.run_sync(res.leases.release, run_id, res.worker_name)
     return outcome
+
+
+async def spend_hold(ctx: dict[str, Any], res: Resources, run: Run) -> str | None:
+    """Why a run of a priced model may not start now (the week's spend has reached the weekly cap), or None.
+    The run stays scheduled: raising the cap lets the next requeue start it."""
+    from adapters.models.lineup import estimated_run_usd, is_flagship
+
+    flagship = is_flagship(run.model)
+    settings = res.runtime.settings
+    cap = settings.flagship_cap_usd if flagship else settings.weekly_cap_usd
+    if cap is None or run.status != "scheduled" or estimated_run_usd(run.model) == 0:
+        return None
+    fold: SpendFold = ctx.setdefault("spend", SpendFold.empty())
+    record = res.runtime.record
+
+    def refresh() -> float:
+        while page := record.read_log(after=fold.position, limit=5000):
+            fold.apply(page)
+        # Each line-up is held by its own cap, on its own models' spend.
+        return fold.actual(week_of(record.clock()), lambda model: is_flagship(model) == flagship)
+
+    spent = await anyio.to_thread.run_sync(refresh)
+    if spent < cap:
+        return None
+    return f"{'flagship' if flagship else 'weekly'} spending cap reached (${spent:.2f} of ${cap:.2f})"
 
 
 async def _execute(res: Resources, run: Run) -> str:

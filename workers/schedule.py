@@ -1,4 +1,5 @@
-"""The schedule: the weekly line-up Monday 06:00 UTC, the same Monday from 14:00 UTC a repeat of every run of the
+"""The schedule: the weekly line-up Monday 06:00 UTC (and the flagship line-up beside it on the first Monday of a
+month), the same Monday from 14:00 UTC a repeat of every run of the
 line-up that was cut short, and the week's publication once the week is over (Sunday has ended) and every run that
 started in it has ended. A week is the calendar: a run counts for the ISO week in which it started, so nothing the
 schedule does on a Monday can change the week before.
@@ -21,6 +22,7 @@ from uuid import UUID
 
 from adapters.wiring import Runtime
 from domain.commands import PublishWeek
+from domain.lineup import ModelCheckResult
 from domain.publications import Publication
 from domain.publishing import publish_week
 from domain.weeks import previous_week, week_of, week_start
@@ -39,6 +41,8 @@ LOOKBACK_WEEKS = 4
 """How far back an unpublished week is still published after downtime."""
 
 Publish = Callable[[Runtime, str], Publication]
+Preflight = Callable[[Sequence[str]], list[ModelCheckResult]]
+"""The morning check of the line-up's models (`canitbuy models check`): one result per model it could ask."""
 
 
 @dataclass
@@ -46,6 +50,8 @@ class CatchUp:
     lineup: list[UUID] = field(default_factory=list)
     repeats: list[UUID] = field(default_factory=list)
     published: list[str] = field(default_factory=list)
+    unavailable: list[str] = field(default_factory=list)
+    """Line-up models the week's check found the gateway could not serve: not scheduled that week."""
 
     @property
     def to_execute(self) -> list[UUID]:
@@ -54,14 +60,18 @@ class CatchUp:
 
 def catch_up(
     runtime: Runtime, ledger: RunLedger, now: datetime, *, models: Sequence[str], publish: Publish | None,
-    repeats: Repeats = 1,
+    repeats: Repeats = 1, preflight: Preflight | None = None, flagships: Sequence[str] = (),
 ) -> CatchUp:
-    """Do what the schedule says is due at `now` (synchronous: call it from a worker thread)."""
+    """Do what the schedule says is due at `now` (synchronous: call it from a worker thread). `flagships` are
+    the flagship line-up's models when the week is a flagship week (week_flagships), scheduled beside the rest."""
     done = CatchUp()
     week = week_of(now)
     since_monday = now - week_start(week)
     if since_monday >= LINEUP_AT:
-        done.lineup = schedule_course(runtime, week, models, repeats=repeats, requested_by="scheduler")
+        models = [*models, *(m for m in flagships if m not in models)]
+        done.unavailable = _checked(runtime, week, models, preflight)
+        serving = [m for m in models if m not in done.unavailable]
+        done.lineup = schedule_course(runtime, week, serving, repeats=repeats, requested_by="scheduler")
     ledger.refresh()
     if since_monday >= REPEAT_AT:
         done.repeats = schedule_repeats(runtime, ledger, week, requested_by="scheduler")
@@ -74,6 +84,22 @@ def catch_up(
             publish(runtime, candidate)
             done.published.append(candidate)
     return done
+
+
+def _checked(runtime: Runtime, week: str, models: Sequence[str], preflight: Preflight | None) -> list[str]:
+    """The week's unavailable models: the check recorded for the week, or (the first time) made and recorded now.
+    Only models the week has not scheduled yet are asked, so a restart later in the week asks nobody again."""
+    lineup = runtime.record.lineup()
+    if week in lineup.checks or preflight is None:
+        return lineup.unavailable(week)
+    results = preflight(models)
+    if not results:
+        return []
+    runtime.record.record_models_checked(week, results)
+    unavailable = runtime.record.lineup().unavailable(week)
+    if unavailable:
+        log.warning("%s: not scheduled, the gateway cannot serve them: %s", week, ", ".join(unavailable))
+    return unavailable
 
 
 def _unpublished(runtime: Runtime, ledger: RunLedger, current: str) -> list[str]:
@@ -100,12 +126,41 @@ def week_repeats(runtime: Runtime, week: str) -> dict[str, int]:
     return {e.model: e.repeats for e in runtime.record.lineup().active_on(monday)}
 
 
+def flagship_week(week: str) -> bool:
+    """The flagship line-up's schedule: the week whose Monday is the first Monday of its month."""
+    return week_start(week).day <= 7
+
+
+def week_flagships(runtime: Runtime, week: str) -> list[str]:
+    """The flagship models a flagship week runs (none in other weeks, nor without a gateway key): the staff's
+    non-weekly entrants in force on the Monday, else the code's FLAGSHIP line-up. They are recorded in the
+    line-up (their labels say "flagship"), so the week's ranking and Matrix name them as such."""
+    from adapters.models.lineup import FLAGSHIP
+
+    if not flagship_week(week) or not runtime.settings.model_api_key:
+        return []
+    monday = week_start(week).date()
+    lineup = runtime.record.lineup()
+    chosen = [e for e in lineup.active_on(monday, weekly_only=False) if not e.weekly]
+    if not chosen:
+        chosen = [e for e in FLAGSHIP if e.since <= monday and (e.until is None or monday <= e.until)]
+        runtime.record.set_entrants(chosen, by="scheduler")
+    return [e.model for e in chosen]
+
+
 def week_models(runtime: Runtime, week: str) -> list[str]:
     """The line-up in force on the week's Monday (built-in agents when no model key is configured)."""
     from workers.agents import default_models
 
     monday = week_start(week).date()
     return default_models(runtime.settings, runtime.record.lineup().active_on(monday))
+
+
+def gateway_preflight(settings: object) -> Preflight | None:
+    """The check through the gateway, when a key is configured (else the line-up is the built-in agents)."""
+    from adapters.models.check import gateway_check
+
+    return gateway_check(settings)
 
 
 async def scheduled_catch_up(ctx: dict[str, Any], now: datetime) -> str:
@@ -119,7 +174,11 @@ async def scheduled_catch_up(ctx: dict[str, Any], now: datetime) -> str:
     def work() -> CatchUp:
         models = week_models(runtime, week_of(now))
         repeats = week_repeats(runtime, week_of(now))
-        return catch_up(runtime, ledger, now, models=models, publish=publish, repeats=repeats)
+        flagships = week_flagships(runtime, week_of(now))
+        return catch_up(runtime, ledger, now, models=models, publish=publish, repeats=repeats,
+                        preflight=gateway_preflight(runtime.settings), flagships=flagships)
 
     done = await anyio.to_thread.run_sync(work)
-    return f"{len(done.lineup)} line-up runs, {len(done.repeats)} repeats, published {done.published or 'none'}"
+    unavailable = f", unavailable {', '.join(done.unavailable)}" if done.unavailable else ""
+    return (f"{len(done.lineup)} line-up runs, {len(done.repeats)} repeats, published {done.published or 'none'}"
+            f"{unavailable}")

@@ -9,26 +9,31 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from typing import Any
 
 import msgspec
 
 from adapters.models.client import CallState, HttpxModelClient
 from adapters.models.lineup import cost_usd
-from adapters.models.prompt import MAX_TOKENS, TEMPERATURE, act_tool, messages, tool_schema_sha256
-from domain.actions import Action, ActionError, decode_action
+from adapters.models.prompt import TEMPERATURE, act_tool, messages, tool_schema_sha256
+from adapters.models.replies import BudgetCutError, ReplyError, finish_reason, parse_reply, usage_of
 from domain.agent_ports import Decision, Task
 from domain.lineup import Entrant
 from domain.observation import Observation
 from domain.ports import BlobStore, StepRecord
 
-_FENCE = re.compile(r"\{.*\}", re.DOTALL)
 EXCHANGE_FORMAT = "canitbuy-exchange/1"
+__all__ = ["EXCHANGE_FORMAT", "ModelAgent", "ReplyError", "exchange_json", "parse_reply", "request_payload"]
 
 
-class ReplyError(ValueError):
-    pass
+def request_payload(model: Entrant, chat: list[dict[str, Any]]) -> dict[str, Any]:
+    """The request for one step: the entrant's own token limit, and its reasoning effort when it has one (the
+    gateway's `reasoning` object, which it translates to each provider's setting)."""
+    payload: dict[str, Any] = {"model": model.route, "messages": chat, "tools": [act_tool()], "tool_choice": "auto",
+                               "temperature": TEMPERATURE, "max_tokens": model.max_tokens}
+    if model.reasoning != "none":
+        payload["reasoning"] = {"effort": model.reasoning}
+    return payload
 
 
 class ModelAgent:
@@ -44,23 +49,33 @@ class ModelAgent:
         return call.problem if call is not None and call.failures else None
 
     async def decide(self, observation: Observation, task: Task, history: list[StepRecord]) -> Decision:
-        payload = {"model": self._model.route, "messages": messages(observation, task, history),
-                   "tools": [act_tool()], "tool_choice": "auto", "temperature": TEMPERATURE,
-                   "max_tokens": MAX_TOKENS}
+        payload = request_payload(self._model, messages(observation, task, history))
         self._call = CallState()
         reply = await self._client.complete(payload, self._call)
         self._call = None
         exchange = self._blobs.put(exchange_json(payload, observation.screenshot, reply.body, reply.attempts))
-        usage = reply.body.get("usage") or {}
-        tokens_in, tokens_out = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
-        usage_of = msgspec.structs.replace  # the same usage on a decision with or without an action
-        spent = Decision(action=None, tokens_in=tokens_in, tokens_out=tokens_out, model_ms=reply.ms,
-                         cost_usd=cost_usd(self._model, tokens_in, tokens_out), exchange=exchange)
+        usage = usage_of(reply.body)
+        ours = cost_usd(self._model, usage.tokens_in, usage.tokens_out, cached=usage.cached)
+        spent = Decision(action=None, tokens_in=usage.tokens_in, tokens_out=usage.tokens_out,
+                         tokens_reasoning=usage.reasoning, tokens_cached=usage.cached, model_ms=reply.ms,
+                         cost_usd=ours if usage.cost_reported is None else usage.cost_reported, exchange=exchange)
         try:
-            action, notes = parse_reply(reply.body)
+            parsed = parse_reply(reply.body)
         except ReplyError as error:
-            return usage_of(spent, error=str(error))
-        return usage_of(spent, action=action, notes=notes)
+            if finish_reason(reply.body) == "length":
+                # The limit is ours: the run says nothing about the model, so it is cut short, not failed.
+                raise BudgetCutError(
+                    f"the reply was cut by our limit of {self._model.max_tokens} completion tokens "
+                    f"({usage.reasoning} spent reasoning) before it held an action") from None
+            return _with(spent, error=str(error))
+        notes = parsed.notes
+        if parsed.ignored_calls:
+            notes = f"{notes} [{parsed.ignored_calls} further tool call(s) in the reply not carried out]".strip()
+        return _with(spent, action=parsed.action, notes=notes)
+
+
+def _with(decision: Decision, **changes: Any) -> Decision:
+    return msgspec.structs.replace(decision, **changes)
 
 
 def exchange_json(payload: dict[str, Any], screenshot: bytes, reply: dict[str, Any], attempts: int) -> bytes:
@@ -77,30 +92,3 @@ def _without_image(message: dict[str, Any], named: str) -> dict[str, Any]:
     parts = [{"type": "image_url", "image_url": {"url": named}} if p.get("type") == "image_url" else p
              for p in message["content"]]
     return {**message, "content": parts}
-
-
-def parse_reply(body: dict[str, Any]) -> tuple[Action, str]:
-    """The action from a tool call `act`, else from JSON in the message text."""
-    try:
-        message = body["choices"][0]["message"]
-    except (KeyError, IndexError, TypeError):
-        raise ReplyError("no message in the reply") from None
-    calls = message.get("tool_calls") or []
-    if calls:
-        raw = calls[0].get("function", {}).get("arguments", "")
-    else:
-        found = _FENCE.search(message.get("content") or "")
-        if not found:
-            raise ReplyError("the reply holds neither a tool call nor JSON")
-        raw = found.group(0)
-    try:
-        data = json.loads(raw) if isinstance(raw, str) else raw
-    except json.JSONDecodeError:
-        raise ReplyError("the tool call's arguments are not JSON") from None
-    if not isinstance(data, dict):
-        raise ReplyError("the arguments are not an object")
-    action = data.get("action", data)
-    try:
-        return decode_action(msgspec.json.encode(action)), str(data.get("notes", ""))[:500]
-    except ActionError as error:
-        raise ReplyError(str(error)) from None

@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from adapters.models.throttle import ProviderGate
 from domain.agent_ports import ModelConnectionError
 
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
@@ -43,18 +44,22 @@ class ChatReply:
 
 class HttpxModelClient:
     def __init__(self, base_url: str, api_key: str | None, *, timeout: float = 60.0, attempts: int = 4,
-                 backoff: float = 1.0, max_retry_after: float = 20.0) -> None:
+                 backoff: float = 1.0, max_retry_after: float = 20.0, gate: ProviderGate | None = None) -> None:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.AsyncClient(base_url=base_url.rstrip("/") + "/", headers=headers,
                                        timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)))
         self._attempts, self._backoff, self._max_retry_after = attempts, backoff, max_retry_after
+        self.gate = gate if gate is not None else ProviderGate()
+        """Per-provider places and pauses (shared through Redis by the workers when there are several)."""
 
     async def complete(self, payload: dict[str, Any], state: CallState | None = None) -> ChatReply:
         started, problem = time.monotonic(), ""
         state = state if state is not None else CallState()
+        route = str(payload.get("model", ""))
         for attempt in range(1, self._attempts + 1):
             try:
-                response = await self._http.post("chat/completions", json=payload)
+                async with self.gate.slot(route, on_pause=state.failed):
+                    response = await self._http.post("chat/completions", json=payload)
             except httpx.TransportError as error:
                 problem = f"{type(error).__name__}: {error}".rstrip(": ")
                 state.failed(problem)
@@ -63,7 +68,11 @@ class HttpxModelClient:
             if response.status_code in RETRY_STATUSES:
                 problem = f"HTTP {response.status_code}"
                 state.failed(problem)
-                await self._pause(attempt, response.headers.get("retry-after"))
+                retry_after = response.headers.get("retry-after")
+                if response.status_code == 429 and retry_after and retry_after.strip().isdigit():
+                    # The provider is saturated: every call to it waits, not only this one.
+                    await self.gate.saturated(route, float(retry_after))
+                await self._pause(attempt, retry_after)
                 continue
             if response.status_code >= 400:
                 raise ModelConnectionError(f"the model endpoint refused the request: HTTP {response.status_code}")
@@ -84,3 +93,4 @@ class HttpxModelClient:
 
     async def aclose(self) -> None:
         await self._http.aclose()
+        await self.gate.aclose()

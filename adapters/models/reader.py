@@ -38,12 +38,14 @@ class ModelReader:
         pages = crawl.pages
         schema = msgspec.json.schema(ReadAnswer)
         payload = {
-            "model": self._model.route, "temperature": 0, "max_tokens": 400,
+            "model": self._model.route, "temperature": 0, "max_tokens": self._model.max_tokens,
             "messages": [{"role": "system", "content": SYSTEM},
                          {"role": "user", "content": f"QUESTION: {task.text}\n\nPAGES:\n{pages_text(pages)}"}],
             "response_format": {"type": "json_schema",
                                 "json_schema": {"name": "read_answer", "schema": schema, "strict": False}},
         }
+        if self._model.reasoning != "none":
+            payload["reasoning"] = {"effort": self._model.reasoning}
         reply = await self._client.complete(payload)
         exchange = self._blobs.put(json.dumps({"request": payload, "response": reply.body}).encode())
         usage = reply.body.get("usage") or {}

@@ -68,6 +68,7 @@ BAD = {
     "db rebuild": (["db", "rebuild", "now"], 2),
     "db catch-up": (["db", "catch-up", "--from", "3"], 2),
     "lab serve": (["lab", "serve", "--port", "eighty"], 2),
+    "models check": (["models", "check", "--timeout", "soon"], 2),
     "run": (["run", "--station", "s99", "--model", "baseline-robust"], 1),
     "staff add": (["staff", "add", "someone@example.org", "--role", "king"], 2),
     "web serve": (["web", "serve", "--port", "-"], 2),

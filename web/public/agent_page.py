@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from adapters.models.lineup import WEEKLY
+from adapters.models.lineup import FLAGSHIP, WEEKLY
 from adapters.models.release import current_agent
 from domain.agent_releases import AgentSpec
 from domain.record import Record
@@ -102,7 +102,7 @@ def _context(site: Site) -> dict[str, Any]:
         "weeks_of": (lambda n: use.weeks_of(n)) if use else (lambda n: []),
         # The gateway ids and prices a run uses are these (adapters/models/lineup.py), whichever models a week
         # schedules from the staff's line-up.
-        "entrants": list(WEEKLY),
+        "entrants": [*WEEKLY, *FLAGSHIP],
     }
 
 

@@ -51,7 +51,11 @@ def _open_week(site: Site, raw: object) -> str:
 async def _page(request: Request, session: Session, error: str | None = None, status: int = 200) -> Response:
     site: Site = request.app.state.site
     lineup = await site.call(site.runtime.record.lineup)
+    from web.public.spend import week_spend
+
+    spend = await site.call(week_spend, site, week_of(site.runtime.record.clock()))
     return render(request, "staff/operations.html", session, {
+        "spend": spend, "unavailable": lineup.unavailable(spend.week),
         "nav": "", "error": error, "done": request.query_params.get("done"), "weeks": data_of(site).weeks,
         "course": load_course(CURRENT_VERSION), "entrants": sorted(lineup.entrants.values(), key=lambda e: e.model),
         "this_week": week_of(site.runtime.record.clock()), "today": date.today().isoformat(),

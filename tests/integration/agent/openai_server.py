@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import time
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from tests.integration.agent.provider_replies import CASES
+from tests.integration.agent.scripted_model import Eyes, Memory, decide, read_request
 
 USAGE = {"prompt_tokens": 1200, "completion_tokens": 30, "total_tokens": 1230}
 
@@ -30,18 +35,43 @@ def tool_call(arguments: dict[str, Any]) -> dict[str, Any]:
                                                    "function": {"name": "act", "arguments": json.dumps(arguments)}}]})
 
 
+THINKING_TOKENS = 1500
+
+
 class OpenAIServer:
-    def __init__(self) -> None:
+    def __init__(self, lab_loopback: str = "") -> None:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.flaky_calls = 0
+        self.arrived: list[tuple[str, float]] = []
+        """(route, time.monotonic()) of each request as it arrived."""
+        self.in_flight = self.most_in_flight = 0
+        self.delay = 0.0
+        """Seconds every scripted answer takes (a slow model)."""
+        self.eyes = Eyes(lab_loopback)
+        self.memories: dict[str, Memory] = {}
         self.app = Starlette(routes=[Route("/v1/chat/completions", self.complete, methods=["POST"])])
 
     async def complete(self, request: Request) -> JSONResponse:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            return await self._complete(request)
+        finally:
+            self.in_flight -= 1
+
+    async def _complete(self, request: Request) -> JSONResponse:
         body = await request.json()
+        self.arrived.append((body["model"], time.monotonic()))
         self.requests.append(body)
         self.headers.append(dict(request.headers))
         model = body["model"]
+        case = re.search(r"case-([a-z0-9_]+)$", model)
+        if case:
+            return JSONResponse(CASES[case.group(1)].body)
+        plays = re.search(r"(plays-([a-z]+)|thinks)-\w+$", model)
+        if plays:
+            return JSONResponse(await self.play(model, plays.group(2) or "competent", body))
         if model.endswith("malformed"):
             return JSONResponse(reply({"content": "I would click the first product, I think."}))
         if model.endswith("flaky"):
@@ -62,12 +92,35 @@ class OpenAIServer:
                     break
                 await asyncio.sleep(0.05)
             return JSONResponse({"error": {"message": "gave up"}}, status_code=504)
+        if model.endswith("misreader"):  # a careless reader: the first price it met, a guess at the rest
+            answer = {"price_cents": 14500, "eu42_available": True, "eu44_available": True,
+                      "delivery_cents": 0, "return_days": 14, "text": "from the pages"}
+            return JSONResponse(reply({"content": json.dumps(answer)}))
         if model.endswith("reader"):
             answer = {"price_cents": 13900, "eu42_available": True, "eu44_available": False,
                       "delivery_cents": 999, "return_days": 30, "text": "from the pages"}
             return JSONResponse(reply({"content": json.dumps(answer)}))
         first = _first_link(body)
         return JSONResponse(tool_call({"notes": "open the first product", "action": {"type": "click", "id": first}}))
+
+
+    async def play(self, model: str, style: str, body: dict[str, Any]) -> dict[str, Any]:
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        thinks = model.split("-")[-2] == "thinks"
+        if thinks and int(body.get("max_tokens", 0)) < THINKING_TOKENS + 200:
+            # A reasoning model spends the whole allowance thinking and is cut before it answers.
+            cut = reply({"content": ""})
+            cut["choices"][0]["finish_reason"] = "length"
+            cut["usage"] = {**USAGE, "completion_tokens": body["max_tokens"],
+                            "completion_tokens_details": {"reasoning_tokens": body["max_tokens"]}}
+            return cut
+        memory = self.memories.setdefault(model, Memory())
+        answer = tool_call(await decide(style, read_request(body), self.eyes, memory))
+        if thinks:
+            answer["usage"] = {**USAGE, "completion_tokens": THINKING_TOKENS + 30,
+                               "completion_tokens_details": {"reasoning_tokens": THINKING_TOKENS}}
+        return answer
 
 
 def _first_link(body: dict[str, Any]) -> str:

@@ -20,11 +20,14 @@ from adapters.settings import Settings
 from adapters.wiring import build_runtime
 from domain.actions import Scroll, Stop
 from domain.agent_ports import Decision, Task, station_task
+from domain.commands import ScheduleRun
 from domain.course import load_course
 from domain.episode import Episode
+from domain.handlers import schedule_runs
 from domain.observation import Element, Observation
 from domain.ports import StepRecord
 from domain.verdicts import Verdict
+from domain.weeks import week_of
 from lab.server import LabServer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.chromium]
@@ -54,7 +57,8 @@ class Scroller:
 async def test_blobs_are_written_off_the_event_loop_and_each_step_is_stored_once_in_order(
         browser: PlaywrightBrowser, lab: LabServer, tmp_path: Path) -> None:
     with build_runtime(Settings(data_dir=tmp_path / "var")) as runtime:
-        run_id = runtime.runs.schedule_run(station="s01", model="baseline-robust", requested_by="test")
+        [run_id] = schedule_runs(runtime.record, [ScheduleRun.on_course(
+            station="s01", model="baseline-robust", week=week_of(runtime.clock()), requested_by="test")])
         recorder = runtime.recorder(run_id)
         await recorder.started(worker="test", browser_version=browser.version, agent_version="1")
         blobs = ThreadNotingBlobs(tmp_path / "blobs")

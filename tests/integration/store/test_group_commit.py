@@ -18,7 +18,10 @@ from adapters.group_commit import GroupCommitter, _Pending
 from adapters.settings import Settings
 from adapters.wiring import Runtime, build_runtime
 from domain.actions import Click
+from domain.commands import ScheduleRun
+from domain.handlers import schedule_runs
 from domain.ports import StepRecord
+from domain.weeks import week_of
 
 RUNS, STEPS = 12, 6
 
@@ -29,7 +32,8 @@ def step(number: int) -> StepRecord:
 
 
 def started_runs(runtime: Runtime, count: int) -> list[UUID]:
-    ids = [runtime.runs.schedule_run(station="s01", model=f"m{i}", requested_by="test") for i in range(count)]
+    ids = schedule_runs(runtime.record, [ScheduleRun.on_course(
+        station="s01", model=f"m{i}", week=week_of(runtime.clock()), requested_by="test") for i in range(count)])
     for run_id in ids:
         runtime.record.start_run(run_id, worker="w", browser_version="b", agent_version="a")
     return ids

@@ -9,7 +9,9 @@ import pytest
 
 from adapters.settings import Settings
 from adapters.wiring import Runtime, build_runtime
+from domain.commands import ScheduleRun
 from domain.facts import RunFact
+from domain.handlers import schedule_runs
 from domain.ports import StepRecord
 from domain.projections.fold import LogState
 from domain.verdicts import Verdict
@@ -31,8 +33,8 @@ def steps(n: int) -> list[StepRecord]:
 def test_the_ledger_the_projection_and_the_recording_read_one_fold(runtime: Runtime) -> None:
     record = runtime.record
     week = week_of(record.clock())
-    ids = [record.schedule_run(station=s, model="m", course_version="2.1", week=week, kind="browser",
-                               requested_by="cli") for s in ("s01", "s02", "s03", "s04")]
+    ids = schedule_runs(record, [ScheduleRun(station=s, model="m", course_version="2.1", week=week, kind="browser",
+                                             requested_by="cli") for s in ("s01", "s02", "s03", "s04")])
     finished, cut, running, _scheduled = ids
     for run_id in (finished, cut, running):
         record.start_run(run_id, worker="w1", browser_version="chromium 1", agent_version="a 2", agent_release=3)

@@ -16,13 +16,15 @@ def message(**fields: object) -> dict[str, object]:
 def test_a_tool_call_becomes_the_action_and_its_notes() -> None:
     call = {"function": {"name": "act", "arguments": json.dumps({"notes": "first", "action": {"type": "click",
                                                                                                 "id": "e7"}})}}
-    assert parse_reply(message(tool_calls=[call])) == (Click(id="e7"), "first")
+    parsed = parse_reply(message(tool_calls=[call]))
+    assert (parsed.action, parsed.notes) == (Click(id="e7"), "first")
 
 
 def test_json_in_the_text_is_the_fallback_even_inside_a_code_fence() -> None:
     text = 'Sure.\n```json\n{"action": {"type": "stop", "reason": "done"}}\n```'
-    assert parse_reply(message(content=text)) == (Stop(reason="done"), "")
-    assert parse_reply(message(content='{"type": "wait", "seconds": 2}'))[0] == Wait(seconds=2)
+    parsed = parse_reply(message(content=text))
+    assert (parsed.action, parsed.notes) == (Stop(reason="done"), "")
+    assert parse_reply(message(content='{"type": "wait", "seconds": 2}')).action == Wait(seconds=2)
 
 
 @pytest.mark.parametrize("reply", [

@@ -1,0 +1,109 @@
+"""`canitbuy models check`: before a Monday, each line-up model answers one step through the gateway.
+
+The request is a real step (the real prompt, tool schema, token limit and reasoning effort) on a small page of
+two links; a model passes when the reply holds a valid action. The result names the model id the gateway says it
+resolved, the time the call took and what it cost, so a model the gateway cannot serve that morning is seen as
+such before the line-up starts, not as one cut-short run per station.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import msgspec
+
+from adapters.models.agent import request_payload
+from adapters.models.client import HttpxModelClient
+from adapters.models.lineup import cost_usd, entrant
+from adapters.models.prompt import messages
+from adapters.models.replies import ReplyError, parse_reply, usage_of
+from domain.agent_ports import ModelConnectionError, Task
+from domain.lineup import Entrant, ModelCheckResult
+from domain.observation import Element, Observation
+
+CHECK_PAGE = Observation(url="https://check.canitbuy.invalid/", title="All shoes", elements=[
+    Element(id="e0", role="link", name="Fjord Trail Pro", href="https://check.canitbuy.invalid/products/fjord"),
+    Element(id="e1", role="link", name="Aero Run 2", href="https://check.canitbuy.invalid/products/aero"),
+])
+CHECK_TASK = Task(kind="shop", text="Pick an in-stock product and open it.", start_url=CHECK_PAGE.url)
+
+
+class ModelCheck(msgspec.Struct, frozen=True, kw_only=True):
+    """One model's answer to the check (also the body of the scheduler's record of it)."""
+
+    model: str
+    route: str
+    available: bool
+    resolved: str = ""
+    """The model id the gateway's reply names."""
+    ms: int = 0
+    cost_usd: float = 0.0
+    problem: str = ""
+    """Why it is not available, in a few words."""
+
+
+async def check_model(client: HttpxModelClient, entrant: Entrant) -> ModelCheck:
+    payload = request_payload(entrant, messages(CHECK_PAGE, CHECK_TASK, []))
+    began = time.monotonic()
+    try:
+        reply = await client.complete(payload)
+    except ModelConnectionError as error:
+        return ModelCheck(model=entrant.model, route=entrant.route, available=False,
+                          ms=int((time.monotonic() - began) * 1000), problem=str(error))
+    usage = usage_of(reply.body)
+    spent = usage.cost_reported if usage.cost_reported is not None else cost_usd(
+        entrant, usage.tokens_in, usage.tokens_out, cached=usage.cached)
+    resolved = str(reply.body.get("model", "")) if isinstance(reply.body, dict) else ""
+    try:
+        parse_reply(reply.body)
+    except ReplyError as error:
+        return ModelCheck(model=entrant.model, route=entrant.route, available=False, resolved=resolved,
+                          ms=reply.ms, cost_usd=spent, problem=f"unusable reply: {error}")
+    return ModelCheck(model=entrant.model, route=entrant.route, available=True, resolved=resolved, ms=reply.ms,
+                      cost_usd=spent)
+
+
+async def check_lineup(client: HttpxModelClient, entrants: list[Entrant]) -> list[ModelCheck]:
+    return list(await asyncio.gather(*(check_model(client, e) for e in entrants)))
+
+
+def report_lines(checks: list[ModelCheck]) -> list[str]:
+    lines = []
+    for c in checks:
+        state = "available" if c.available else f"NOT AVAILABLE ({c.problem})"
+        lines.append(f"{c.model:<20} {c.route:<32} {state}; resolved {c.resolved or '-'}; {c.ms} ms; "
+                     f"${c.cost_usd:.6f}")
+    return lines
+
+
+def as_result(check: ModelCheck) -> ModelCheckResult:
+    return ModelCheckResult(model=check.model, available=check.available, resolved=check.resolved, ms=check.ms,
+                            cost_usd=check.cost_usd, problem=check.problem)
+
+
+def gateway_check(settings: Any, *, timeout: float = 60.0, attempts: int = 2,
+                  backoff: float = 1.0) -> Callable[[Sequence[str]], list[ModelCheckResult]] | None:
+    """The scheduler's morning check through the configured gateway; None without a key. Models that are not
+    line-up models (the built-in agents) are not asked."""
+    if not getattr(settings, "model_api_key", None):
+        return None
+
+    def check(models: Sequence[str]) -> list[ModelCheckResult]:
+        entrants = [e for e in (entrant(m) for m in models) if e is not None]
+        if not entrants:
+            return []
+
+        async def run() -> list[ModelCheck]:
+            client = HttpxModelClient(settings.model_base_url, settings.model_api_key, timeout=timeout,
+                                      attempts=attempts, backoff=backoff)
+            try:
+                return await check_lineup(client, entrants)
+            finally:
+                await client.aclose()
+
+        return [as_result(c) for c in asyncio.run(run())]
+
+    return check

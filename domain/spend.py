@@ -1,0 +1,117 @@
+"""The week's spend on models: what the runs that count for a week have cost, and what the rest will cost.
+
+Folded from the log (Run.Scheduled, Run.Started, Run.StepRecorded, Run.Finished, Run.CutShort), incrementally:
+the workers ask it before starting a model run (the weekly cap), the site publishes it as the week's spend JSON.
+A run counts for the week in which it started, as everywhere else; a run not started yet counts for the week it
+was scheduled for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import msgspec
+
+from domain.weeks import week_of
+
+Estimate = Callable[[str], float]
+"""US dollars one run of a model is expected to cost (0 for the built-in agents)."""
+
+
+class ModelSpend(msgspec.Struct, frozen=True, kw_only=True):
+    model: str
+    flagship: bool = False
+    """A model of the flagship line-up: counted against the flagship cap, not the weekly one."""
+    runs_ended: int
+    runs_to_start: int
+    """Scheduled and not started yet."""
+    actual_usd: float
+    projected_usd: float
+    """Actual, plus each run still to start at this model's average so far (or the line-up's estimate)."""
+
+
+class WeekSpend(msgspec.Struct, frozen=True, kw_only=True):
+    """The body of /api/weeks/{week}/spend.json."""
+
+    week: str
+    cap_usd: float | None
+    """The weekly spending cap (CANITBUY_WEEKLY_CAP_USD); null when none is set."""
+    actual_usd: float
+    projected_usd: float
+    cap_reached: bool
+    """True when the weekly models' actual spend has reached the cap: no further weekly model run starts."""
+    flagship_cap_usd: float | None = None
+    """The flagship line-up's own cap (CANITBUY_FLAGSHIP_CAP_USD); null when none is set."""
+    flagship_actual_usd: float = 0.0
+    flagship_projected_usd: float = 0.0
+    flagship_cap_reached: bool = False
+    models: list[ModelSpend] = []
+    """Every model with runs in the week; actual_usd and projected_usd above are the weekly models' sums."""
+
+
+@dataclass
+class _Run:
+    model: str
+    week: str
+    counts_by_start: bool
+    status: str = "scheduled"
+    cost: float = 0.0
+
+
+@dataclass
+class SpendFold:
+    runs: dict[str, _Run]
+    position: int = 0
+
+    @classmethod
+    def empty(cls) -> SpendFold:
+        return cls(runs={})
+
+    def apply(self, envelopes: Iterable[object]) -> None:
+        for envelope in envelopes:
+            name, run_id, event = envelope.name, envelope.originator_id, envelope.payload  # type: ignore[attr-defined]
+            self.position = envelope.position  # type: ignore[attr-defined]
+            if name == "Run.Scheduled":
+                self.runs[run_id] = _Run(event.model, event.week, bool(event.counts_by_start))
+                continue
+            run = self.runs.get(run_id)
+            if run is None:
+                continue
+            if name == "Run.Started":
+                run.status = "running"
+                if run.counts_by_start:
+                    run.week = week_of(event.timestamp)
+            elif name == "Run.StepRecorded":
+                run.cost += float(event.step.cost_usd)
+            elif name in ("Run.Finished", "Run.CutShort"):
+                run.status = "ended"
+
+    def actual(self, week: str, counted: Callable[[str], bool] = lambda model: True) -> float:
+        """What the week's runs of the counted models have cost so far."""
+        return round(sum(r.cost for r in self.runs.values() if r.week == week and counted(r.model)), 6)
+
+    def week(self, week: str, *, cap_usd: float | None, estimate: Estimate,
+             flagship: Callable[[str], bool] = lambda model: False, flagship_cap_usd: float | None = None,
+             ) -> WeekSpend:
+        models: list[ModelSpend] = []
+        for model in sorted({r.model for r in self.runs.values() if r.week == week}):
+            runs = [r for r in self.runs.values() if r.week == week and r.model == model]
+            ended = [r for r in runs if r.status == "ended"]
+            actual = sum(r.cost for r in runs)
+            each = sum(r.cost for r in ended) / len(ended) if ended else estimate(model)
+            to_start = sum(1 for r in runs if r.status == "scheduled")
+            models.append(ModelSpend(model=model, flagship=flagship(model), runs_ended=len(ended),
+                                     runs_to_start=to_start, actual_usd=round(actual, 6),
+                                     projected_usd=round(actual + to_start * each, 6)))
+        weekly = [m for m in models if not m.flagship]
+        flagships = [m for m in models if m.flagship]
+        actual = round(sum(m.actual_usd for m in weekly), 6)
+        flagship_actual = round(sum(m.actual_usd for m in flagships), 6)
+        return WeekSpend(week=week, cap_usd=cap_usd, actual_usd=actual,
+                         projected_usd=round(sum(m.projected_usd for m in weekly), 6),
+                         cap_reached=cap_usd is not None and actual >= cap_usd,
+                         flagship_cap_usd=flagship_cap_usd, flagship_actual_usd=flagship_actual,
+                         flagship_projected_usd=round(sum(m.projected_usd for m in flagships), 6),
+                         flagship_cap_reached=flagship_cap_usd is not None and flagship_actual >= flagship_cap_usd,
+                         models=models)

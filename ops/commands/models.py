@@ -1,0 +1,54 @@
+"""`canitbuy models check`: each line-up model answers one step through the gateway before the line-up runs."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from ops.commands import Subcommands
+
+
+def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
+    models = subcommands.add_parser("models", help="the line-up's models behind the gateway")
+    sub = models.add_subparsers(dest="models_command", metavar="MODELS_COMMAND", required=True)
+    check = sub.add_parser("check", help="one step each through the gateway: availability, the model id it "
+                                         "resolved, latency and price; exit 1 naming the models that fail")
+    check.add_argument("--model", action="append", default=None, metavar="NAME",
+                       help="check only this line-up model (repeatable; default: the whole weekly line-up)")
+    check.add_argument("--timeout", type=float, default=60.0, help="seconds for one attempt (default 60)")
+    check.set_defaults(handler=check_models)
+    return models
+
+
+def check_models(args: argparse.Namespace) -> int:
+    from adapters.models.check import check_lineup, report_lines
+    from adapters.models.client import HttpxModelClient
+    from adapters.models.lineup import WEEKLY, entrant
+    from adapters.settings import Settings
+    from ops.cli import CommandError, UsageError
+
+    settings = Settings.from_env()
+    if not settings.model_api_key:
+        raise CommandError("AI_GATEWAY_API_KEY is not set: there is no gateway to ask")
+    chosen = list(WEEKLY)
+    if args.model:
+        unknown = [name for name in args.model if entrant(name) is None]
+        if unknown:
+            raise UsageError(f"not in the line-up: {', '.join(unknown)}")
+        chosen = [e for e in (entrant(name) for name in args.model) if e is not None]
+
+    async def run() -> list:  # type: ignore[type-arg]
+        client = HttpxModelClient(settings.model_base_url, settings.model_api_key, timeout=args.timeout,
+                                  attempts=2, backoff=1.0)
+        try:
+            return await check_lineup(client, chosen)
+        finally:
+            await client.aclose()
+
+    checks = asyncio.run(run())
+    for line in report_lines(checks):
+        print(line)
+    failed = [c.model for c in checks if not c.available]
+    if failed:
+        raise CommandError(f"{len(failed)} of {len(checks)} models failed the check: {', '.join(failed)}")
+    return 0

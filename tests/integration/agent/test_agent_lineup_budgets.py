@@ -1,0 +1,39 @@
+"""Each line-up entry's token limit and reasoning effort are data, published on /agent and in /api/agent.json."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+
+from adapters.models.agent import request_payload
+from adapters.models.lineup import WEEKLY
+from adapters.settings import Settings
+from web.app import create_app
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+
+def test_the_agent_page_publishes_each_entrants_token_limit_and_reasoning(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "var", site_secret="test secret " * 4)
+    with TestClient(create_app(settings), base_url="https://testserver") as client:
+        page = client.get("/agent").text
+        lineup = {e["model"]: e for e in client.get("/api/agent.json").json()["lineup"]}
+    for entrant in WEEKLY:
+        row = re.search(rf"{re.escape(entrant.route)}</td>(.*?)</tr>", page, re.S)
+        assert row is not None, entrant.route
+        assert f'<td class="num">{entrant.max_tokens}</td><td>{entrant.reasoning}</td>' in row.group(1)
+        assert lineup[entrant.model]["max_tokens"] == entrant.max_tokens
+        assert lineup[entrant.model]["reasoning"] == entrant.reasoning
+    assert "A reply cut by our limit before it holds an action is our error" in page
+
+
+def test_each_request_asks_for_the_entrants_own_limit_and_reasoning() -> None:
+    thinking = next(e for e in WEEKLY if e.reasoning != "none")
+    plain = next(e for e in WEEKLY if e.reasoning == "none")
+    assert thinking.max_tokens > 400  # reasoning models get room to think before they answer
+    assert request_payload(thinking, [])["max_tokens"] == thinking.max_tokens
+    assert request_payload(thinking, [])["reasoning"] == {"effort": thinking.reasoning}
+    assert "reasoning" not in request_payload(plain, [])
