@@ -147,7 +147,7 @@ class Episode:
             notes=decision.notes, action=decision.action, result=result,
             duration_ms=int((self.clock() - began) * 1000), model_ms=decision.model_ms,
             tokens_in=decision.tokens_in, tokens_out=decision.tokens_out, cost_usd=decision.cost_usd,
-            exchange=decision.exchange,
+            exchange=decision.exchange, browser_retries=observation.browser_retries,
         )
         self.history.append(step)
         await self.recorder.step_recorded(step)
