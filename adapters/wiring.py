@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
-from adapters.blobs import FileBlobStore
+from adapters.blobs import Blobs, open_blobs
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
 from adapters.run_recorder import RecordRunRecorder, with_retries
@@ -60,7 +60,7 @@ class Runs:
 class Runtime:
     settings: Settings
     record: Record
-    blobs: FileBlobStore
+    blobs: Blobs
     runs: Runs = field(init=False)
     readmodels: ReadModels = field(init=False)
     _agent_release: int | None = field(default=None, init=False)
@@ -94,5 +94,5 @@ class Runtime:
 def build_runtime(settings: Settings, clock: Clock = system_clock) -> Runtime:
     """The runtime; `clock` is what the record stamps events with and the schedule reads (tests move it)."""
     record = open_record(settings, clock=clock)
-    blobs = FileBlobStore(settings.data_dir / "blobs")
+    blobs = open_blobs(settings)
     return Runtime(settings=settings, record=record, blobs=blobs)
