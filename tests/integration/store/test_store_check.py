@@ -7,11 +7,13 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from blob_week import StepClock, published_week
+from blob_week import WEEK, StepClock, published_week, write_week_with_blobs
 
 from adapters.blobs import FileBlobStore, open_blobs
 from adapters.eventstore import open_record
+from adapters.readmodels import ReadModels
 from adapters.settings import Settings
+from domain.publishing import publish_week
 from domain.store_check import check_store
 from ops.cli import main
 from tests.integration.store.conftest import S3Server
@@ -125,3 +127,24 @@ def test_a_rewritten_result_fails_its_publication(store: Settings, capsys: pytes
                      (bytes(row[1]).replace(b'"passed":false', b'"passed":true'), row[0]))
     code, said = _check(capsys)
     assert code == 1 and "does not give the bytes published for 2026-W48" in said
+
+
+def test_every_publication_of_several_weeks_recomputes_in_one_pass(postgres_url: str, tmp_path: Path) -> None:
+    # W48 published, corrected, published again; W49 published while in progress. Each publication must be
+    # recomputed at its own position: the first one's bytes differ from what the log says after the correction.
+    settings = Settings(data_dir=tmp_path / "var", database_url=postgres_url)
+    record, blobs = open_record(settings, clock=StepClock()), open_blobs(settings)
+    try:
+        runs = write_week_with_blobs(record, blobs)
+        readmodels = ReadModels(settings, record)
+        write_week_with_blobs(record, blobs, week="2026-W49")
+        first = publish_week(record, readmodels, WEEK, by="lead")
+        record.issue_correction(target="run", change="set_outcome", run_id=runs[5].id, passed=True,
+                                outcome="passed", reason="judge bug", public_text="alpha passed.", by="staff")
+        second = publish_week(record, readmodels, WEEK, by="lead")
+        third = publish_week(record, readmodels, "2026-W49", by="lead")
+        report = check_store(record.read_log, blobs)
+    finally:
+        record.close()
+    assert first.ranking_sha256 != second.ranking_sha256 and third.provisional
+    assert report.publications == 3
