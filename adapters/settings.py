@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -74,14 +75,33 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     public_url: str | None = None
     """The site's public https base, e.g. https://canitbuy.com (CANITBUY_PUBLIC_URL): evidence addresses in
     ARC exports are made under it; unset leaves them out."""
+    blob_url: str | None = None
+    """Where blobs live (CANITBUY_BLOB_URL): unset, the folder data_dir/blobs; s3://bucket[/prefix], a bucket of
+    any S3 API, for several machines."""
+    s3_endpoint_url: str | None = None
+    """The S3 API's address for MinIO, Ceph, R2 and the like (CANITBUY_S3_ENDPOINT); unset: AWS."""
+    s3_region: str | None = None
+    """The bucket's region (CANITBUY_S3_REGION); unset: us-east-1."""
+    s3_access_key_id: str | None = None
+    """CANITBUY_S3_ACCESS_KEY_ID; unset with the secret too: boto3's own chain (an instance or pod role)."""
+    s3_secret_access_key: str | None = None
+    """CANITBUY_S3_SECRET_ACCESS_KEY. Never logged, never stored in events."""
 
     @property
     def backend(self) -> str:
         return "postgres" if self.database_url else "sqlite"
 
+    @property
+    def s3_bucket(self) -> tuple[str, str] | None:
+        """(bucket, key prefix) when blobs live on S3, else None (the folder)."""
+        if not self.blob_url:
+            return None
+        bucket, _, prefix = self.blob_url.removeprefix("s3://").partition("/")
+        return bucket, prefix
+
     def __repr__(self) -> str:  # keep secrets out of logs and tracebacks
         shown = {f: getattr(self, f) for f in self.__struct_fields__}
-        for secret in ("model_api_key", "agent_signing_key", "site_secret"):
+        for secret in ("model_api_key", "agent_signing_key", "site_secret", "s3_secret_access_key"):
             if shown[secret]:
                 shown[secret] = "***"
         if shown["database_url"]:
@@ -117,6 +137,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             provider_concurrency = parse_limits(text("CANITBUY_PROVIDER_CONCURRENCY") or "")
         except ValueError as error:
             raise SettingsError(f"CANITBUY_PROVIDER_CONCURRENCY: {error}") from None
+        blob_url = text("CANITBUY_BLOB_URL")
+        if blob_url and not re.fullmatch(r"s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/[^\s]*)?", blob_url):
+            raise SettingsError("CANITBUY_BLOB_URL must be s3://bucket or s3://bucket/prefix (or be unset for the "
+                                "folder under CANITBUY_DATA_DIR)")
         site_secret = text("CANITBUY_SITE_SECRET")
         if site_secret is not None and len(site_secret.encode()) < MIN_SECRET_BYTES:
             raise SettingsError(f"CANITBUY_SITE_SECRET must be at least {MIN_SECRET_BYTES} bytes long")
@@ -138,6 +162,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             weekly_cap_usd=cap,
             flagship_cap_usd=flagship_cap,
             provider_concurrency=provider_concurrency,
+            blob_url=blob_url,
+            s3_endpoint_url=text("CANITBUY_S3_ENDPOINT"),
+            s3_region=text("CANITBUY_S3_REGION"),
+            s3_access_key_id=text("CANITBUY_S3_ACCESS_KEY_ID"),
+            s3_secret_access_key=text("CANITBUY_S3_SECRET_ACCESS_KEY"),
         )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from uuid import UUID
 
-from adapters.blobs import FileBlobStore
+from adapters.blobs import Blobs, open_blobs
 from adapters.eventstore import open_record
 from adapters.group_commit import GroupCommitter
 from adapters.readmodels import ReadModels
@@ -25,7 +25,7 @@ from domain.weeks import Clock, system_clock
 class Runtime:
     settings: Settings
     record: Record
-    blobs: FileBlobStore
+    blobs: Blobs
     readmodels: ReadModels = field(init=False)
     _agent_release: int | None = field(default=None, init=False)
     committer: GroupCommitter = field(init=False)
@@ -66,5 +66,5 @@ class Runtime:
 def build_runtime(settings: Settings, clock: Clock = system_clock) -> Runtime:
     """The runtime; `clock` is what the record stamps events with and the schedule reads (tests move it)."""
     record = open_record(settings, clock=clock)
-    blobs = FileBlobStore(settings.data_dir / "blobs")
+    blobs = open_blobs(settings)
     return Runtime(settings=settings, record=record, blobs=blobs)

@@ -15,7 +15,7 @@ from domain.ports import StepRecord
 from domain.record import Record
 from domain.runs import Run
 from domain.verdicts import Verdict
-from domain.weeks import next_week
+from domain.weeks import next_week, week_start
 
 COURSE = load_course()
 MODELS = ["claude-haiku-5.5", "gemini-3.8-flash", "gpt-6-luna", "nova-2-lite", "qwen-3.8-flash"]
@@ -72,6 +72,8 @@ def write_history(record: Record, weeks: int, models: int, repeats: int, steps: 
     """Write the history from week `first`; return the number of events."""
     week, batch, events = first, [], 0
     for _ in range(weeks):
+        if isinstance(record.clock, SyntheticClock):  # a run counts for the week it starts in: start it there
+            record.clock.now = max(record.clock.now, week_start(week) + timedelta(hours=6))
         for model in MODELS[:models]:
             for station in COURSE.codes:
                 for repeat in range(repeats):

@@ -167,7 +167,7 @@ class Episode:
             duration_ms=duration_ms, model_ms=decision.model_ms,
             tokens_in=decision.tokens_in, tokens_out=decision.tokens_out, cost_usd=decision.cost_usd,
             tokens_reasoning=decision.tokens_reasoning, tokens_cached=decision.tokens_cached,
-            exchange=decision.exchange,
+            exchange=decision.exchange, browser_retries=observation.browser_retries,
         )
         self.history.append(step)
         await self.recorder.step_recorded(step)

@@ -74,6 +74,9 @@ class Observation(msgspec.Struct, frozen=True, kw_only=True):
     pages."""
     screenshot: bytes = b""
     """JPEG; stored in the blob store, not in events."""
+    browser_retries: int = 0
+    """Transient browser failures (a screenshot Chromium could not capture under load) retried, within bounds,
+    while observing this page."""
 
     def for_agent(self) -> Observation:
         """What an agent is given: everything but the harness's reading of the visible text."""

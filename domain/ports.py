@@ -63,6 +63,9 @@ class StepRecord(msgspec.Struct, frozen=True, kw_only=True):
     """sha256 of the model exchange (JSON) in the blob store: the exact prompt text and tool schema sent (the
     screenshot named by its own sha256), and the model's raw reply. Never the key. Null for built-in agents and
     for steps recorded before the exchange was published."""
+    browser_retries: int = 0
+    """Transient browser failures retried while observing this step (Chromium answering `Unable to capture
+    screenshot` under load), at most two; 0 in steps recorded before retries were counted."""
 
 
 class RunRecorder(Protocol):

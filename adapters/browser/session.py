@@ -25,6 +25,10 @@ MAX_ELEMENTS = 400
 JPEG_QUALITY = 60
 # Raw CDP capture: Playwright's own screenshot waits for fonts and animations first (50-90 ms a step).
 SCREENSHOT = {"format": "jpeg", "quality": JPEG_QUALITY, "optimizeForSpeed": True}
+SCREENSHOT_PAUSES = (0.25, 0.75)  # between the three attempts
+"""Chromium under load sometimes answers `Unable to capture screenshot` once (its compositor had no frame ready):
+tried again after a short pause, at most three times in all, and the number of retries goes on the step."""
+TRANSIENT_SCREENSHOT = "Unable to capture screenshot"
 SETTLE_SECONDS = 2.0
 QUIET_SECONDS = 0.04
 _PROBE = """() => {
@@ -97,8 +101,9 @@ class PlaywrightSession:
     async def observe(self) -> Observation:
         for attempt in range(3):
             try:
-                shot, data = await asyncio.gather(self._screenshot(), self._read())
-                return _observation({**data, "status": self._status, "screenshot": shot}, Observation, strict=False)
+                (shot, retries), data = await asyncio.gather(self._screenshot(), self._read())
+                return _observation({**data, "status": self._status, "screenshot": shot,
+                                     "browser_retries": retries}, Observation, strict=False)
             except PlaywrightError as error:
                 # A navigation started by the last action replaced the page while it was read: read it again.
                 if attempt == 2 or "context was destroyed" not in str(error) and "navigat" not in str(error):
@@ -106,9 +111,17 @@ class PlaywrightSession:
                 await self._page.wait_for_load_state("domcontentloaded", timeout=10000)
         raise AssertionError("unreachable")
 
-    async def _screenshot(self) -> bytes:
-        shot = await self._cdp.send("Page.captureScreenshot", SCREENSHOT)
-        return base64.b64decode(shot["data"])
+    async def _screenshot(self) -> tuple[bytes, int]:
+        """The JPEG and how many transient failures were retried to get it (bounded; then the error stands)."""
+        for retries, pause in enumerate((*SCREENSHOT_PAUSES, None)):
+            try:
+                shot = await self._cdp.send("Page.captureScreenshot", SCREENSHOT)
+                return base64.b64decode(shot["data"]), retries
+            except PlaywrightError as error:
+                if pause is None or TRANSIENT_SCREENSHOT not in str(error):
+                    raise
+                await asyncio.sleep(pause)
+        raise AssertionError("unreachable")
 
     async def _read(self) -> dict[str, Any]:
         with contextlib.suppress(PlaywrightError):  # a slow page is read as far as it got

@@ -13,13 +13,14 @@ from uuid import UUID
 
 from eventsourcing.utils import get_topic
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from domain.course import CourseSpec
 from domain.manual_tests import KINDS, HandResult, HandRow, ManualTest, score_tests
 from domain.record import Record
 from domain.schema import payload_decoder
+from web.blob_ranges import blob_response
 from web.errors import NotFound
 from web.public.week_views import CELL_TEXT
 from web.site import Site
@@ -95,14 +96,17 @@ async def video(request: Request) -> Response:
     if test is None or not test.video:
         raise NotFound("There is no video for this manual test.")
     try:
-        path = await site.call(site.runtime.blobs.file, test.video)
+        size = await site.call(site.runtime.blobs.size, test.video)
         head = await site.call(site.runtime.blobs.head, test.video, 4)
     except KeyError:
         raise NotFound("The video is missing from the store.") from None
     media_type = "video/webm" if head.startswith(b"\x1a\x45\xdf\xa3") else "video/mp4"
-    # Streamed from disk in pieces, with Range requests (players seek): a video is never held whole in memory.
-    return FileResponse(path, media_type=media_type, headers={"Cache-Control": "public, max-age=31536000, immutable",
-                                                              "ETag": f'"{test.video[:32]}"'})
+    etag = f'"{test.video[:32]}"'
+    headers = {"Cache-Control": "public, max-age=31536000, immutable", "ETag": etag}
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    # Streamed from the store in pieces, with Range requests (players seek): never held whole in memory.
+    return blob_response(request, site.runtime.blobs, test.video, size, media_type, headers)
 
 
-routes = [Route("/manual-tests/{test_id:str}/video", video)]
+routes = [Route("/manual-tests/{test_id:str}/video", video, methods=["GET", "HEAD"])]
