@@ -64,11 +64,11 @@ def test_a_signed_agent_is_counted_by_its_keyid_and_our_own_key_has_a_budget_apa
     with lab_process(tmp_path / "ours", "--trust-local-directories", "--own-key-id", ours) as lab:
         signed = sign(agent_keys, lab.host_for("s01"))
         with _client(lab, **signed) as agent, _client(lab) as flood:
-            assert 429 in _statuses(flood, PUBLIC.burst + 5)  # the address is spent ...
-            assert set(_statuses(agent, 3 * PUBLIC.burst)) == {200}  # ... our agent from it is not
+            assert _statuses(flood, PUBLIC.burst + 5)[-3:] == [429] * 3  # the address is spent ...
             # A signature that does not verify is counted by address, like no signature.
             forged = sign(agent_keys, lab.host_for("s01"), private=Ed25519PrivateKey.generate())
             assert agent.get("/", headers=forged).status_code == 429
+            assert set(_statuses(agent, 3 * PUBLIC.burst)) == {200}  # ... our agent from it is not
     with lab_process(tmp_path / "theirs", "--trust-local-directories") as lab:
         signed = sign(agent_keys, lab.host_for("s01"))
         with _client(lab, **signed) as agent, _client(lab) as browser:
