@@ -108,6 +108,8 @@ async def remove_member(request: Request, session: Session, form: FormData) -> R
         await site.call(site.runtime.record.remove_member, slug, str(form.get("email", "")), by=session.email)
     except OrganisationError as error:
         return await _detail(request, session, str(error), 400)
+    # A removed member is signed out at once, everywhere (its membership is also checked on every request).
+    await site.call(desk_of(request).sessions.end_all, str(form.get("email", "")).strip().lower())
     return _back(slug, "member+removed")
 
 
