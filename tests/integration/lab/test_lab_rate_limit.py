@@ -80,13 +80,13 @@ def test_a_signed_agent_is_counted_by_its_keyid_and_our_own_key_has_a_budget_apa
 def test_two_lab_processes_on_one_redis_share_each_clients_budget(tmp_path: Path) -> None:
     options = ("--trusted-proxy", "127.0.0.1", "--redis-url", "redis://127.0.0.1:6379/0")
     address = f"2001:db8:{secrets.randbelow(65535):x}::{secrets.randbelow(65535):x}"  # a client of this run only
-    with lab_process(tmp_path / "a", *options) as first, lab_process(tmp_path / "b", *options) as second:
-        with _client(first, "s02") as a, _client(second, "s02") as b:
-            headers = {"X-Forwarded-For": address}
-            statuses = [(a if n % 2 else b).get("/", headers=headers).status_code for n in range(PUBLIC.burst + 10)]
-            # Each process alone would let 30 through: together they let 30 through, as one.
-            allowed = _allowed_then_refused(statuses)
-            assert PUBLIC.burst <= allowed <= PUBLIC.burst + 2
-            refused = a.get("/help/delivery", headers=headers)
-            assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
-            assert b.get("/", headers={"X-Forwarded-For": "2001:db8::1:" + secrets.token_hex(2)}).status_code == 200
+    with (lab_process(tmp_path / "a", *options) as first, lab_process(tmp_path / "b", *options) as second,
+          _client(first, "s02") as a, _client(second, "s02") as b):
+        headers = {"X-Forwarded-For": address}
+        statuses = [(a if n % 2 else b).get("/", headers=headers).status_code for n in range(PUBLIC.burst + 10)]
+        # Each process alone would let 30 through: together they let 30 through, as one.
+        allowed = _allowed_then_refused(statuses)
+        assert PUBLIC.burst <= allowed <= PUBLIC.burst + 2
+        refused = a.get("/help/delivery", headers=headers)
+        assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
+        assert b.get("/", headers={"X-Forwarded-For": "2001:db8::1:" + secrets.token_hex(2)}).status_code == 200
