@@ -9,7 +9,8 @@ counted: a browser fetches them with every page and they cost the lab nothing to
 The client is the Web Bot Auth keyid when the request carries a signature that verifies (the verdict is left in
 scope, so s13's gate and the checkout's receipt do not verify it again), else the network address: the peer, or
 behind a trusted proxy the right-most address of X-Forwarded-For that is not a proxy. Keyids named as our own
-agent's (`own_keyids`) draw on a budget of their own, so a flood from anyone never slows a weekly run.
+agent's (`own_keyids`), and unsigned requests from our workers' networks (`own_networks`: the reading station's
+fetcher does not sign), draw on a budget of their own, so a flood from anyone never slows a weekly run.
 
 Budgets are kept in Redis when a URL is given (every lab process behind one name shares them), else in this
 process's memory (the embedded lab, one process). The lab imports nothing of the project; this is its own.
@@ -61,6 +62,9 @@ class LabLimits:
 
     own_keyids: frozenset[str] = frozenset()
     """Web Bot Auth keyids (RFC 7638 thumbprints) of our own agent: they draw on the OWN budget."""
+    own_networks: tuple[str, ...] = ()
+    """Networks of our own workers: their unsigned requests (the reading station's fetcher, receipt checks) draw on
+    the OWN budget too. The embedded lab names loopback; a deployed lab, the workers' addresses."""
     trusted_proxies: tuple[str, ...] = ()
     """Networks whose X-Forwarded-For is believed (the lab's TLS proxy); anyone else's is ignored."""
     redis_url: str | None = None
@@ -131,19 +135,27 @@ def buckets_for(limits: LabLimits) -> Buckets:
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
+def _within(address: str, networks: tuple[Network, ...]) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in network for network in networks)
+
+
+def networks(named: tuple[str, ...]) -> tuple[Network, ...]:
+    return tuple(ipaddress.ip_network(n, strict=False) for n in named)
+
+
 class ClientAddress:
     """The client's address: the peer, or behind a trusted proxy the right-most X-Forwarded-For hop not a proxy
     (each proxy appends what it saw; hops further left were written by the client and prove nothing)."""
 
     def __init__(self, trusted: tuple[str, ...]) -> None:
-        self.trusted: tuple[Network, ...] = tuple(ipaddress.ip_network(n, strict=False) for n in trusted)
+        self.trusted = networks(trusted)
 
     def _trusts(self, address: str) -> bool:
-        try:
-            ip = ipaddress.ip_address(address)
-        except ValueError:
-            return False
-        return any(ip in network for network in self.trusted)
+        return _within(address, self.trusted)
 
     def of(self, scope: Scope) -> str:
         peer = (scope.get("client") or ("unknown", 0))[0]
@@ -166,6 +178,7 @@ class RateLimit:
         self.app, self.limits, self.verifier = app, limits, verifier
         self.buckets = buckets or buckets_for(limits)
         self.address = ClientAddress(limits.trusted_proxies)
+        self.own_networks = networks(limits.own_networks)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].startswith(UNCOUNTED):
@@ -176,7 +189,9 @@ class RateLimit:
         elif keyid is not None:
             key, budget = f"key:{keyid}", self.limits.public
         else:
-            key, budget = f"addr:{self.address.of(scope)}", self.limits.public
+            address = self.address.of(scope)
+            own = _within(address, self.own_networks)
+            key, budget = f"{'own-net' if own else 'addr'}:{address}", self.limits.own if own else self.limits.public
         wait = await self.buckets.take(key, budget)
         if wait <= 0:
             return await self.app(scope, receive, send)

@@ -82,5 +82,6 @@ def local_services(settings: Settings) -> Iterator[Services]:
         seed = load_or_create_seed(settings.data_dir / RECEIPT_KEY_FILE)
         lab = stack.enter_context(LabServer(domain=settings.lab_domain, trust_local_directories=True,
                                             station_names=station_names(), receipt_key=seed,
-                                            limits=LabLimits(own_keyids=frozenset({keyid_of(key)}))))
+                                            limits=LabLimits(own_keyids=frozenset({keyid_of(key)}),
+                                                             own_networks=("127.0.0.1/32", "::1/128"))))
         yield Services(f"http://127.0.0.1:{lab.port}", directory)

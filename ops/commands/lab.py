@@ -50,6 +50,14 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
         "data dir, when there is one)",
     )
     serve.add_argument(
+        "--own-network",
+        metavar="NETWORK",
+        action="append",
+        default=[],
+        help="an address or network of our own workers, whose unsigned requests (the reading station's fetcher) "
+        "share our agent's budget (repeat)",
+    )
+    serve.add_argument(
         "--trusted-proxy",
         metavar="NETWORK",
         action="append",
@@ -101,16 +109,17 @@ def _limits(args: argparse.Namespace, settings: Settings) -> LabLimits | None:
 
     if args.no_rate_limit:
         return None
-    for network in args.trusted_proxy:
-        try:
-            ipaddress.ip_network(network, strict=False)
-        except ValueError:
-            raise CommandError(f"--trusted-proxy {network!r} is not an address or network") from None
+    for option, named in (("--trusted-proxy", args.trusted_proxy), ("--own-network", args.own_network)):
+        for network in named:
+            try:
+                ipaddress.ip_network(network, strict=False)
+            except ValueError:
+                raise CommandError(f"{option} {network!r} is not an address or network") from None
     redis_url = args.redis_url or settings.redis_url
     if redis_url and not redis_url.startswith(("redis://", "rediss://", "unix://")):
         raise CommandError("--redis-url must start with redis://")
-    return LabLimits(own_keyids=_own_keyids(args, settings), trusted_proxies=tuple(args.trusted_proxy),
-                     redis_url=redis_url)
+    return LabLimits(own_keyids=_own_keyids(args, settings), own_networks=tuple(args.own_network),
+                     trusted_proxies=tuple(args.trusted_proxy), redis_url=redis_url)
 
 
 def serve_lab(args: argparse.Namespace) -> int:

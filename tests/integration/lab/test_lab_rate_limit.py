@@ -90,3 +90,9 @@ def test_two_lab_processes_on_one_redis_share_each_clients_budget(tmp_path: Path
         refused = a.get("/help/delivery", headers=headers)
         assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
         assert b.get("/", headers={"X-Forwarded-For": "2001:db8::1:" + secrets.token_hex(2)}).status_code == 200
+
+
+def test_our_workers_network_reads_on_our_budget_unsigned(tmp_path: Path) -> None:
+    # The reading station's fetcher does not sign: the workers' network is named to the lab instead.
+    with lab_process(tmp_path / "var", "--own-network", "127.0.0.1/32") as lab, _client(lab) as reader:
+        assert set(_statuses(reader, 3 * PUBLIC.burst)) == {200}
