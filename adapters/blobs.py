@@ -5,7 +5,8 @@ machine, or a folder shared by NFS) and any S3 API (AWS, MinIO, Ceph, R2) for se
 their sha256 under the same layout in both (`ab/cd/abcd…`), and written atomically: the folder through a temporary
 file, fsync and rename; S3 in one PUT, an object appearing whole or not at all (with the sha256 sent along for
 the servers that check it, as AWS and MinIO do). So a
-crash never leaves a half blob under a real name, and writing the same bytes twice is a no-op.
+crash never leaves a half blob under a real name, and writing the same bytes twice is a no-op. A large upload comes
+in as a file (`put_file`), never as bytes in memory.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import base64
 import hashlib
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +39,10 @@ class Blobs(Protocol):
     """What the site and the commands need beyond the domain's BlobStore port: sizes and byte ranges."""
 
     def put(self, data: bytes) -> str: ...
+
+    def put_file(self, source: Path) -> str:
+        """Move a file into the store, read in pieces (an upload); the file is gone afterwards."""
+        ...
 
     def get(self, digest: str) -> bytes: ...
 
@@ -76,6 +82,33 @@ class FileBlobStore:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        return digest
+
+    def put_file(self, source: Path) -> str:
+        """Move the file at `source` into the store (read in pieces, never whole) and return its sha256 digest.
+        The file is gone afterwards, stored or not (the same bytes may be there already)."""
+        hasher = hashlib.sha256()
+        with open(source, "rb") as handle:
+            while chunk := handle.read(CHUNK):
+                hasher.update(chunk)
+        digest = hasher.hexdigest()
+        path = self._path(digest)
+        if path.exists():
+            Path(source).unlink(missing_ok=True)
+            return digest
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        os.close(fd)
+        try:
+            shutil.move(source, tmp)  # a rename on the same file system, else a copy
+            with open(tmp, "rb+") as handle:
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        finally:
+            Path(source).unlink(missing_ok=True)
         return digest
 
     def get(self, digest: str) -> bytes:
@@ -149,6 +182,20 @@ class S3BlobStore:
         self._s3.put_object(Bucket=self.bucket, Key=self._key(digest), Body=data,
                             ChecksumSHA256=base64.b64encode(bytes.fromhex(digest)).decode())
         return digest
+
+    def put_file(self, source: Path) -> str:
+        """Upload a file in pieces (boto3's managed transfer), named by its sha256; the file is gone afterwards."""
+        try:
+            hasher = hashlib.sha256()
+            with open(source, "rb") as handle:
+                while chunk := handle.read(CHUNK):
+                    hasher.update(chunk)
+            digest = hasher.hexdigest()
+            if not self.has(digest):
+                self._s3.upload_file(str(source), self.bucket, self._key(digest))
+            return digest
+        finally:
+            Path(source).unlink(missing_ok=True)
 
     def _object(self, digest: str, **extra: str) -> Any:
         try:

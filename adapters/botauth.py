@@ -93,6 +93,11 @@ def thumbprint(jwk: dict[str, str]) -> str:
     return b64url(hashlib.sha256(canonical).digest())
 
 
+def keyid_of(key: Ed25519PrivateKey) -> str:
+    """The keyid our signatures carry (and the lab gives its own agent's budget to)."""
+    return thumbprint(public_jwk(key))
+
+
 def directory_document(key: Ed25519PrivateKey) -> bytes:
     jwk = public_jwk(key)
     return json.dumps({"keys": [{**jwk, "kid": thumbprint(jwk), "use": "sig"}]}).encode()

@@ -66,6 +66,7 @@ class StaffAccounts:
             if exists and not replace:
                 raise AccountError(f"{email} already has an account (use --replace to set a new password)")
             tx.execute("DELETE FROM staff_accounts WHERE email = ?", (email,))
+            tx.execute("DELETE FROM web_sessions WHERE email = ?", (email,))  # a new password or role ends them all
             tx.execute(
                 "INSERT INTO staff_accounts (email, role, password_hash, created_at, disabled, org) "
                 "VALUES (?, ?, ?, ?, 0, ?)",

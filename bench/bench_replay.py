@@ -29,6 +29,7 @@ from synthetic import SyntheticClock, fresh_database, write_history  # noqa: E40
 from adapters.eventstore import postgres_env, use_fast_log  # noqa: E402
 from adapters.readmodels import ReadModels  # noqa: E402
 from adapters.settings import Settings  # noqa: E402
+from domain.commands import PublishWeek  # noqa: E402
 from domain.projections.documents import week_documents  # noqa: E402
 from domain.projections.repeats import repeats_bytes  # noqa: E402
 from domain.publishing import publish_week, replay  # noqa: E402
@@ -113,7 +114,7 @@ def main() -> None:
         # speed, not ours).
         weeks = [w.week for w in readmodels.weeks()]
         for each in weeks:
-            publish_week(record, readmodels, each, by="bench")
+            publish_week(record, readmodels, PublishWeek(week=each, by="bench"))
         total = record.head_position()
         checked = timed(f"check: {len(weeks)} publications", total,
                         lambda: check_store(record.read_log, None, page=args.page), args.rounds, raw)

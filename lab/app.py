@@ -24,6 +24,7 @@ from lab.botauth.gate import BotGate
 from lab.botauth.verifier import Verifier
 from lab.cart import COOKIE, CartCookieError, CartSigner
 from lab.hosts import BodyLimit, HostRouter
+from lab.ratelimit import LabLimits, RateLimit
 from lab.receipts import RECEIPT_KEYS_PATH, ReceiptKey
 from lab.shell import Shell
 from lab.stations import named
@@ -105,17 +106,21 @@ def create_app(
     trust_local_directories: bool = False,
     station_names: dict[str, str] | None = None,
     receipt_key: bytes | None = None,
+    limits: LabLimits | None = None,
 ) -> Starlette:
     """The lab app. `trust_local_directories` lets s13 fetch key directories over http from loopback and from
     private networks (tests). `receipt_key` is the 32-byte Ed25519 seed that signs receipts (None: one made for
-    this process, so receipts verify only while it runs)."""
+    this process, so receipts verify only while it runs). `limits` holds every client to the course's pace
+    (lab/ratelimit.py); None serves without limits (tests that drive the lab hard from one address)."""
     stations = named(station_names)
     secret = secrets.token_bytes(32)
     verifier = Verifier(KeyDirectory(trust_local=trust_local_directories))
+    limit = [Middleware(RateLimit, limits=limits, verifier=verifier)] if limits is not None else []
     app = Starlette(
         routes=ROUTES,
         middleware=[
             Middleware(HostRouter, domain=domain, stations=stations),
+            *limit,
             Middleware(BodyLimit),
             Middleware(BotGate, verifier=verifier),
             Middleware(Shell),

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from lab import catalogue, render, structured
-from lab.botauth.verifier import SignatureRejected, SignedRequest, Verifier
+from lab.botauth.verifier import Verifier, verified_keyid
 from lab.cart import MAX_QUANTITY, Line
 from lab.pages import SHAKE_COOKIE
 from lab.receipts import RECEIPT_HEADER
@@ -145,15 +145,8 @@ async def checkout(request: Request) -> Response:
 
 async def agent_keyid_of(request: Request) -> str | None:
     """The Web Bot Auth keyid of a request that carries a valid signature (on any station), else None."""
-    if "agent_keyid" in request.scope["lab"]:  # s13's gate verified it already; a nonce works only once
-        return str(request.scope["lab"]["agent_keyid"])
-    if "signature-input" not in request.headers:
-        return None
     verifier: Verifier = request.app.state.verifier
-    try:
-        return await verifier.verify(SignedRequest.of(request.scope))
-    except SignatureRejected:
-        return None
+    return await verified_keyid(request.scope, verifier)
 
 
 async def submit(request: Request) -> Response:

@@ -18,6 +18,7 @@ from types import TracebackType
 import uvicorn
 
 from lab.app import create_app
+from lab.ratelimit import LabLimits
 
 
 class LabServer:
@@ -29,9 +30,10 @@ class LabServer:
         start_timeout: float = 10.0,
         log_level: str = "warning",
         receipt_key: bytes | None = None,
+        limits: LabLimits | None = None,
     ) -> None:
         self.domain = domain
-        self.app = create_app(domain, trust_local_directories, station_names, receipt_key)
+        self.app = create_app(domain, trust_local_directories, station_names, receipt_key, limits)
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port: int = probe.getsockname()[1]

@@ -3,7 +3,8 @@
 With `CANITBUY_LAB_URL` set, nothing is started: the stations are elsewhere. Otherwise the lab runs on a free
 loopback port, and since nothing serves our key directory over https locally, it is served on loopback too and
 the lab is told to trust loopback directories (s13's bot gate must see a signed agent pass, as in production).
-The lab signs receipts with the key kept in the data dir, so they verify after the command ends.
+The lab signs receipts with the key kept in the data dir, so they verify after the command ends. It holds
+clients to the course's pace in memory, our agent's key on a budget of its own (lab/ratelimit.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 
 import uvicorn
 
-from adapters.botauth import directory_app, load_or_create_key
+from adapters.botauth import directory_app, keyid_of, load_or_create_key
 from adapters.settings import Settings
 
 RECEIPT_KEY_FILE = "lab-receipt.key"
@@ -67,17 +68,20 @@ def local_services(settings: Settings) -> Iterator[Services]:
     if settings.lab_url:
         yield Services(settings.lab_url, None)
         return
+    from lab.ratelimit import LabLimits
     from lab.receipts import load_or_create_seed
     from lab.server import LabServer
 
     with ExitStack() as stack:
         directory = None
+        key = load_or_create_key(settings.agent_signing_key, settings.data_dir)
         if not settings.agent_directory_url:
-            key = load_or_create_key(settings.agent_signing_key, settings.data_dir)
             server = stack.enter_context(_ThreadedServer(directory_app(key)))
             directory = f"http://127.0.0.1:{server.port}"
         # The same key file as `canitbuy lab serve`: receipts of runs made here stay verifiable after it stops.
         seed = load_or_create_seed(settings.data_dir / RECEIPT_KEY_FILE)
         lab = stack.enter_context(LabServer(domain=settings.lab_domain, trust_local_directories=True,
-                                            station_names=station_names(), receipt_key=seed))
+                                            station_names=station_names(), receipt_key=seed,
+                                            limits=LabLimits(own_keyids=frozenset({keyid_of(key)}),
+                                                             own_networks=("127.0.0.1/32", "::1/128"))))
         yield Services(f"http://127.0.0.1:{lab.port}", directory)

@@ -2,7 +2,8 @@
 
 A browser that does not call itself a bot passes untouched; a named bot without a valid signature gets a
 "verify you are human" page (403) that offers nothing a bot could or should solve. The keyid of a signature that
-held is left in scope["lab"]["agent_keyid"], so the checkout need not verify it again (a nonce works once).
+held is left in scope["lab"]["agent_keyid"] (by the rate limit, when it verified it first), so nothing
+verifies it twice (a nonce works once).
 The lab's receipt keys are not the store's: they stay readable by anyone.
 """
 
@@ -16,7 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lab import render
 from lab.botauth.limits import limits
-from lab.botauth.verifier import SignatureRejected, SignedRequest, Verifier
+from lab.botauth.verifier import Verifier, verified_keyid
 from lab.receipts import RECEIPT_KEYS_PATH
 
 BOT_NAMES = re.compile(r"bot|agent|crawler|spider|scraper|gpt|claude|anthropic|openai|perplexity|gemini", re.IGNORECASE)
@@ -37,10 +38,8 @@ class BotGate:
         headers = Headers(scope=scope)
         if not BOT_NAMES.search(headers.get("user-agent", "")):
             return await self.app(scope, receive, send)
-        try:
-            scope["lab"]["agent_keyid"] = await self.verifier.verify(SignedRequest.of(scope))
-        except SignatureRejected as reason:
-            log.info("bot gate: %s", reason)
+        if await verified_keyid(scope, self.verifier) is None:
+            log.info("bot gate: %s", scope["lab"].get("signature_rejected", "no signature"))
             return await self._gate(send)
         await self.app(scope, receive, send)
 

@@ -206,3 +206,19 @@ class Verifier:
         if nonce is not None and not self.replay.first_use(keyid, str(nonce), expires):
             raise SignatureRejected("nonce already used")
         return keyid
+
+
+async def verified_keyid(scope: Scope, verifier: Verifier) -> str | None:
+    """The keyid of a valid Web Bot Auth signature, verified once per request: the verdict stays in scope["lab"]
+    (agent_keyid, or signature_rejected) for s13's gate and the checkout, since a nonce works only once."""
+    lab = scope["lab"]
+    if "agent_keyid" in lab:
+        return str(lab["agent_keyid"])
+    if lab.get("signature_rejected") or not any(k == b"signature-input" for k, _ in scope["headers"]):
+        return None
+    try:
+        lab["agent_keyid"] = await verifier.verify(SignedRequest.of(scope))
+    except SignatureRejected as reason:
+        lab["signature_rejected"] = str(reason)
+        return None
+    return str(lab["agent_keyid"])

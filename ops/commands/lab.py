@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from ops.cli import CommandError
 from ops.commands import Subcommands
+
+if TYPE_CHECKING:
+    from adapters.settings import Settings
+    from lab.ratelimit import LabLimits
 
 RECEIPT_KEY_FILE = "lab-receipt.key"
 
@@ -34,6 +40,39 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
         help="the Ed25519 seed that signs checkout receipts, base64url in FILE; made (mode 0600) if missing, so "
         "receipts stay verifiable across restarts (default: lab-receipt.key in CANITBUY_DATA_DIR, i.e. var/)",
     )
+    serve.add_argument(
+        "--own-key-id",
+        metavar="KEYID",
+        action="append",
+        default=None,
+        help="a Web Bot Auth keyid (RFC 7638 thumbprint) of our own agent, with a budget apart from the course's "
+        "one request a second (repeat for several; default: the agent key in CANITBUY_AGENT_SIGNING_KEY or the "
+        "data dir, when there is one)",
+    )
+    serve.add_argument(
+        "--own-network",
+        metavar="NETWORK",
+        action="append",
+        default=[],
+        help="an address or network of our own workers, whose unsigned requests (the reading station's fetcher) "
+        "share our agent's budget (repeat)",
+    )
+    serve.add_argument(
+        "--trusted-proxy",
+        metavar="NETWORK",
+        action="append",
+        default=[],
+        help="an address or network of the lab's TLS proxy, whose X-Forwarded-For names the client (repeat)",
+    )
+    serve.add_argument(
+        "--redis-url",
+        default=None,
+        help="keep the request budgets in Redis, shared by every lab process (default: CANITBUY_REDIS_URL; "
+        "unset: in this process's memory)",
+    )
+    serve.add_argument(
+        "--no-rate-limit", action="store_true", help="serve without the per-client limit (load tests only)"
+    )
     serve.set_defaults(handler=serve_lab)
     return lab
 
@@ -52,6 +91,37 @@ def _station_names() -> dict[str, str]:
         return {}
 
 
+def _own_keyids(args: argparse.Namespace, settings: Settings) -> frozenset[str]:
+    """The keyids named, else our agent's when its key is configured or kept here (never made by the lab)."""
+    if args.own_key_id:
+        return frozenset(args.own_key_id)
+    from adapters.botauth import KEY_FILE, keyid_of, load_or_create_key
+
+    if settings.agent_signing_key or (settings.data_dir / KEY_FILE).exists():
+        return frozenset({keyid_of(load_or_create_key(settings.agent_signing_key, settings.data_dir))})
+    return frozenset()
+
+
+def _limits(args: argparse.Namespace, settings: Settings) -> LabLimits | None:
+    import ipaddress
+
+    from lab.ratelimit import LabLimits
+
+    if args.no_rate_limit:
+        return None
+    for option, named in (("--trusted-proxy", args.trusted_proxy), ("--own-network", args.own_network)):
+        for network in named:
+            try:
+                ipaddress.ip_network(network, strict=False)
+            except ValueError:
+                raise CommandError(f"{option} {network!r} is not an address or network") from None
+    redis_url = args.redis_url or settings.redis_url
+    if redis_url and not redis_url.startswith(("redis://", "rediss://", "unix://")):
+        raise CommandError("--redis-url must start with redis://")
+    return LabLimits(own_keyids=_own_keyids(args, settings), own_networks=tuple(args.own_network),
+                     trusted_proxies=tuple(args.trusted_proxy), redis_url=redis_url)
+
+
 def serve_lab(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -59,10 +129,19 @@ def serve_lab(args: argparse.Namespace) -> int:
     from lab.app import create_app
     from lab.receipts import ReceiptKey, load_or_create_seed
 
-    key_file = args.receipt_key or Settings.from_env().data_dir / RECEIPT_KEY_FILE
+    settings = Settings.from_env()
+    key_file = args.receipt_key or settings.data_dir / RECEIPT_KEY_FILE
     seed = load_or_create_seed(key_file)
-    app = create_app(args.domain, args.trust_local_directories, _station_names(), receipt_key=seed)
+    limits = _limits(args, settings)
+    app = create_app(args.domain, args.trust_local_directories, _station_names(), receipt_key=seed, limits=limits)
     print(f"canitbuy lab: receipts signed with key {ReceiptKey(seed).kid} from {key_file}")
+    if limits is None:
+        print("canitbuy lab: no per-client limit (--no-rate-limit)")
+    else:
+        where = "Redis" if limits.redis_url else "this process's memory"
+        print(f"canitbuy lab: {limits.public.rate:g} request/s a client (burst {limits.public.burst}), in {where}; "
+              f"own agent keys {', '.join(sorted(limits.own_keyids)) or 'none'}")
     print(f"canitbuy lab: http://s01.{args.domain}:{args.port}/ .. s18, index at http://{args.domain}:{args.port}/")
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    # uvicorn would believe X-Forwarded-For from 127.0.0.1 by default; the lab's --trusted-proxy decides alone.
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info", proxy_headers=False)
     return 0

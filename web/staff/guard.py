@@ -16,7 +16,7 @@ from starlette.responses import RedirectResponse, Response
 from adapters.staff_accounts import DESK_ROLES, Account, StaffAccounts
 from web.errors import Forbidden
 from web.site import Site
-from web.staff.ratelimit import SignInLimiter, SignInTurns
+from web.staff.ratelimit import SignInLimiter, SignInTurns, SqlSignInLimiter
 from web.staff.session import (
     COOKIE,
     STAFF,
@@ -35,7 +35,7 @@ MAX_FORM_BYTES = 64 * 1024
 class Desk:
     accounts: StaffAccounts
     codec: SessionCodec
-    limiter: SignInLimiter
+    limiter: SignInLimiter | SqlSignInLimiter
     turns: SignInTurns
     sessions: SessionStore
 
@@ -44,7 +44,7 @@ async def start_staff(site: Site) -> None:
     db = site.runtime.readmodels.db  # one database handle per process, the runtime's
     await site.call(db.migrate)
     secret = await site.call(load_or_create_secret, site.settings.site_secret, site.settings.data_dir)
-    site.desk = Desk(StaffAccounts(db), SessionCodec(secret), SignInLimiter(), SignInTurns(),
+    site.desk = Desk(StaffAccounts(db), SessionCodec(secret), SqlSignInLimiter(db), SignInTurns(),
                      SessionStore(db))
 
 
@@ -62,7 +62,8 @@ async def open_session(request: Request, account: Account, audience: str) -> str
 
 
 async def end_session(request: Request, session: Session) -> None:
-    await request.app.state.site.call(desk_of(request).sessions.end, session)
+    """Signing out ends every session of the account (every browser, both areas), in every site process."""
+    await request.app.state.site.call(desk_of(request).sessions.end_all, session.email)
 
 
 async def account_of(request: Request, cookie: str, audience: str) -> tuple[Session, Account] | None:

@@ -1,9 +1,10 @@
 """Recording a test checked by hand: a manual test of a consumer agent, or a real-agent test an agent builder
 sent as a screen recording (with its version and date). An outcome per station tested, and the video, required.
 
-The video goes to the blob store (mp4 or WebM, at most MAX_VIDEO_BYTES); the type is checked on the bytes, not
-only on what the browser claims. One ManualTest event is recorded per station tested, all naming the video.
-The outcomes follow the course's scoring: a trap station passes only with an order that follows the brief.
+The video goes to the blob store (mp4 or WebM, at most MAX_VIDEO_BYTES) in pieces, never whole in memory; the
+type is checked on the bytes, not only on what the browser claims. One ManualTest event is recorded per station
+tested, all naming the video. The outcomes follow the course's scoring: a trap station passes only with an order
+that follows the brief.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import msgspec
-from starlette.datastructures import FormData, UploadFile
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
@@ -23,6 +24,7 @@ from domain.manual_tests import KINDS, OUTCOMES, ManualTestError, parse_day
 from web.site import Site
 from web.staff.guard import render, staff_action, staff_page
 from web.staff.session import Session
+from web.uploads import UploadRule, store_upload
 
 MAX_VIDEO_BYTES = 200 * 1024 * 1024
 VIDEO_TYPES = {"video/mp4": "mp4", "video/webm": "webm"}
@@ -50,17 +52,14 @@ async def manual_form(request: Request, session: Session) -> Response:
     return await _page(request, session)
 
 
+VIDEO = UploadRule(what="the video", max_bytes=MAX_VIDEO_BYTES, types=VIDEO_TYPES, kind_of=video_kind,
+                   missing="add the video: a test checked by hand is published only with it",
+                   wrong_content="the file's content is not the video type it claims to be")
+
+
 async def _video(site: Site, upload: object) -> str:
-    if not isinstance(upload, UploadFile) or not upload.filename:
-        raise ManualTestError("add the video: a test checked by hand is published only with it")
-    if upload.content_type not in VIDEO_TYPES:
-        raise ManualTestError("the video must be an mp4 or WebM file")
-    if upload.size is not None and upload.size > MAX_VIDEO_BYTES:
-        raise ManualTestError(f"the video is larger than {MAX_VIDEO_BYTES // (1024 * 1024)} MB")
-    data = await upload.read()
-    if video_kind(data[:16]) != VIDEO_TYPES[upload.content_type]:
-        raise ManualTestError("the file's content is not the video type it claims to be")
-    return await site.call(site.runtime.blobs.put, data)
+    """The video into the blob store in pieces (web/uploads.py): a 200 MB file never sits in memory."""
+    return await store_upload(site, upload, VIDEO, ManualTestError)
 
 
 PENDING_VIDEO = "pending"

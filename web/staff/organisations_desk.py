@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 from datetime import UTC, date, datetime
 
-from starlette.datastructures import FormData, UploadFile
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
@@ -25,6 +25,7 @@ from web.errors import NotFound
 from web.site import Site
 from web.staff.guard import desk_of, render, staff_action, staff_page
 from web.staff.session import Session
+from web.uploads import UploadRule, store_upload
 
 MAX_LETTER_BYTES = 5 * 1024 * 1024
 MODEL_NAME_MAX = 120
@@ -110,6 +111,8 @@ async def remove_member(request: Request, session: Session, form: FormData) -> R
         await site.call(site.runtime.record.remove_member, slug, str(form.get("email", "")), by=session.email)
     except OrganisationError as error:
         return await _detail(request, session, str(error), 400)
+    # A removed member is signed out at once, everywhere (its membership is also checked on every request).
+    await site.call(desk_of(request).sessions.end_all, str(form.get("email", "")).strip().lower())
     return _back(slug, "member+removed")
 
 
@@ -141,18 +144,10 @@ async def schedule(request: Request, session: Session, form: FormData) -> Respon
     return _back(slug, "private+run+scheduled")
 
 
-async def pdf_letter(upload: object) -> bytes:
-    """The signed letter's bytes: a PDF (by its type and its first bytes) of at most MAX_LETTER_BYTES."""
-    if not isinstance(upload, UploadFile) or not upload.filename:
-        raise OrganisationError("attach the signed consent letter (PDF)")
-    if upload.content_type != "application/pdf":
-        raise OrganisationError("the consent letter must be a PDF file")
-    if upload.size is not None and upload.size > MAX_LETTER_BYTES:
-        raise OrganisationError(f"the consent letter is larger than {MAX_LETTER_BYTES // (1024 * 1024)} MB")
-    data = await upload.read()
-    if not data.startswith(b"%PDF-") or len(data) > MAX_LETTER_BYTES:
-        raise OrganisationError("the file's content is not a PDF within the size limit")
-    return data
+LETTER = UploadRule(what="the consent letter", max_bytes=MAX_LETTER_BYTES, types={"application/pdf": "PDF"},
+                    kind_of=lambda head: "PDF" if head.startswith(b"%PDF-") else None,
+                    missing="attach the signed consent letter (PDF)",
+                    wrong_content="the file's content is not a PDF")
 
 
 @staff_action(max_bytes=MAX_LETTER_BYTES + 64 * 1024, max_files=1, max_fields=20)
@@ -160,14 +155,14 @@ async def record_consent(request: Request, session: Session, form: FormData) -> 
     site: Site = request.app.state.site
     slug = request.path_params["slug"]
     try:
-        data = await pdf_letter(form.get("letter"))
         run_ids = [r for r in str(form.get("run_ids", "")).split() if r]
         raw_until = str(form.get("until", "")).strip()
         try:
             until = date.fromisoformat(raw_until) if raw_until else None
         except ValueError:
             raise OrganisationError("the date must look like 2026-11-30") from None
-        digest = await site.call(site.runtime.blobs.put, data)
+        # The letter last, once the rest holds: a refused form stores nothing. In pieces, never whole in memory.
+        digest = await store_upload(site, form.get("letter"), LETTER, OrganisationError)
         await site.call(
             site.runtime.record.record_consent, slug, run_ids=run_ids, until=until, document_sha256=digest,
             reference=str(form.get("reference", "")), by=session.email,

@@ -1,21 +1,26 @@
-"""Sign-in attempts, limited per account and per client address (sliding window, in this process's memory).
+"""Sign-in attempts, limited per account and per client address (sliding window), in the site's database
+(SqlSignInLimiter, what the site uses: every web process counts the same attempts) or in memory (SignInLimiter).
 
 An attempt is counted before its password is hashed, so a burst of simultaneous guesses meets the limit as a
 slow series would; a success takes the account's count back, and its own attempt off the address's. A refused
 attempt stores nothing. Per account it stops guessing one password; per address it stops one client from trying
-many accounts. Counts live in memory (at most MAX_KEYS names; the oldest make room), so each site process limits
-on its own.
+many accounts. In the database the attempts of the window are rows (older ones are deleted at each attempt), and
+one attempt is counted at a time across processes (SQLite's write lock, or a PostgreSQL advisory lock), so a burst
+spread over every web process meets the limit as one process would. In memory at most MAX_KEYS names are held.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import anyio
+
+from adapters.sqldb import SqlDb, Tx
 
 WINDOW = 15 * 60
 PER_ACCOUNT = 5
@@ -89,6 +94,62 @@ class SignInLimiter:
             self._recent(key)
         while self._attempts and len(self._attempts) + names > self._max_keys:  # forget the names seen longest ago
             del self._attempts[next(iter(self._attempts))]
+
+
+_LOCK = 0x5349474E  # "SIGN": PostgreSQL advisory lock that makes attempts count one at a time
+
+
+class SqlSignInLimiter:
+    """The same limits, kept in the sign_in_attempts table of the site's database (shared by its processes)."""
+
+    def __init__(self, db: SqlDb, clock: Callable[[], float] = time.time, window: float = WINDOW,
+                 per_account: int = PER_ACCOUNT, per_address: int = PER_ADDRESS) -> None:
+        self.db, self._clock, self._window = db, clock, window
+        self._limits = {"account": per_account, "address": per_address}
+
+    def __len__(self) -> int:
+        with self.db.transaction() as tx:
+            row = tx.fetchone("SELECT COUNT(*) FROM (SELECT DISTINCT kind, name FROM sign_in_attempts "
+                              "WHERE at > ?) AS names", (self._clock() - self._window,))
+        return int(row[0]) if row else 0
+
+    def _wait(self, tx: Tx, account: str, address: str, now: float) -> int:
+        waits = []
+        for kind, name in (("account", account), ("address", address)):
+            row = tx.fetchone("SELECT COUNT(*), MIN(at) FROM sign_in_attempts WHERE kind = ? AND name = ? AND at > ?",
+                              (kind, name, now - self._window))
+            if row and int(row[0]) >= self._limits[kind]:
+                waits.append(float(row[1]) + self._window - now)
+        return max(1, int(max(waits)) + 1) if waits else 0
+
+    def _locked(self, tx: Tx) -> float:
+        if tx.postgres:
+            tx.fetchone("SELECT pg_advisory_xact_lock(?)", (_LOCK,))
+        return self._clock()
+
+    def attempt(self, account: str, address: str) -> int:
+        """Count an attempt and return 0 when it may go on; else the seconds to wait (and nothing is counted)."""
+        with self.db.transaction() as tx:
+            now = self._locked(tx)
+            tx.execute("DELETE FROM sign_in_attempts WHERE at <= ?", (now - self._window,))
+            wait = self._wait(tx, account, address, now)
+            if not wait:
+                names = (("account", account), ("address", address))
+                rows = [(uuid.uuid4().hex, kind, name, now) for kind, name in names]
+                tx.executemany("INSERT INTO sign_in_attempts (id, kind, name, at) VALUES (?, ?, ?, ?)", rows)
+        return wait
+
+    def retry_after(self, account: str, address: str) -> int:
+        with self.db.transaction() as tx:
+            return self._wait(tx, account, address, self._locked(tx))
+
+    def succeeded(self, account: str, address: str) -> None:
+        """A right password: the account starts afresh, and the address is not charged for this attempt."""
+        with self.db.transaction() as tx:
+            self._locked(tx)
+            tx.execute("DELETE FROM sign_in_attempts WHERE kind = 'account' AND name = ?", (account,))
+            tx.execute("DELETE FROM sign_in_attempts WHERE id = (SELECT id FROM sign_in_attempts WHERE "
+                       "kind = 'address' AND name = ? ORDER BY at DESC LIMIT 1)", (address,))
 
 
 class SignInTurns:

@@ -2,8 +2,9 @@
 the account, its role, the audience (the desk or the members' area), an expiry, the CSRF token bound to the
 session and the session's id, which must also be in the web_sessions table.
 
-The table makes signing out real: it deletes the row, so a copied cookie stops working at once, in every site
-process (they share the database). A new password ends every older session through the fingerprint. The
+The table makes signing out real: it deletes the account's rows, so every session of the account (another browser,
+a copied cookie) stops working at once, in every site process (they share the database). A new password or role
+deletes them too (StaffAccounts.add), and the fingerprint and role are checked against the account on each request. The
 audience keeps a desk cookie from opening the members' area and the other way round.
 
 The cookie is Secure, HttpOnly and SameSite=Strict. A form posts the session's CSRF token back (synchronizer
@@ -131,6 +132,11 @@ class SessionStore:
     def end(self, session: Session) -> None:
         with self.db.transaction() as tx:
             tx.execute("DELETE FROM web_sessions WHERE sid = ?", (session.sid,))
+
+    def end_all(self, email: str) -> None:
+        """Every session of the account, wherever it was opened (signing out, a removed membership)."""
+        with self.db.transaction() as tx:
+            tx.execute("DELETE FROM web_sessions WHERE email = ?", (email,))
 
 
 def csrf_ok(session: Session, submitted: object) -> bool:

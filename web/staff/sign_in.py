@@ -2,9 +2,9 @@
 
 Signing in has no session yet, so the form is protected by a double-submit token: a random value in a
 SameSite=Strict cookie that the form must repeat. Attempts are limited per account and per address, counted
-before the password is hashed; attempts for one account from one address take turns, and at most
-HASHES_AT_ONCE passwords are hashed at once in this process (argon2id takes 64 MiB each), so a burst of
-sign-ins costs time, not memory.
+before the password is hashed, in the site's database (every web process counts the same attempts); attempts
+for one account from one address take turns, and at most HASHES_AT_ONCE passwords are hashed at once in this
+process (argon2id takes 64 MiB each), so a burst of sign-ins costs time, not memory.
 """
 
 from __future__ import annotations
@@ -32,17 +32,17 @@ async def check_sign_in(
     cookie, token = request.cookies.get(sign_in_cookie, ""), str(form.get("csrf", ""))
     if not cookie or not hmac.compare_digest(cookie.encode(), token.encode()):
         raise Forbidden("The form's security token is missing or wrong. Reload the sign-in page and try again.")
-    desk = desk_of(request)
+    desk, site = desk_of(request), request.app.state.site
     email = str(form.get("email", "")).strip().lower()
     address = request.client.host if request.client else "unknown"
     async with desk.turns.turn(email, address):
-        wait = desk.limiter.attempt(email, address)
+        wait = await site.call(desk.limiter.attempt, email, address)
         account = None
         if not wait:
             account = await anyio.to_thread.run_sync(
                 desk.accounts.verify, email, str(form.get("password", "")), limiter=desk.turns.hashing)
             if account is not None:
-                desk.limiter.succeeded(email, address)
+                await site.call(desk.limiter.succeeded, email, address)
     if wait:
         response = await show_form(request, f"Too many attempts. Try again in {wait // 60 + 1} minutes.", 429)
         response.headers["Retry-After"] = str(wait)

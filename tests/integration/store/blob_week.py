@@ -11,6 +11,8 @@ from adapters.blobs import Blobs
 from adapters.readmodels import ReadModels
 from adapters.settings import Settings
 from domain.actions import Click
+from domain.commands import PublishWeek, SetRunOutcome
+from domain.handlers import issue_correction
 from domain.ports import StepRecord
 from domain.publications import Publication
 from domain.publishing import publish_week
@@ -52,9 +54,9 @@ def write_week_with_blobs(record: Record, blobs: Blobs, week: str = WEEK) -> lis
 def published_week(settings: Settings, record: Record, blobs: Blobs) -> Publication:
     """A week with steps and blobs, a correction, and its publication."""
     runs = write_week_with_blobs(record, blobs)
-    record.issue_correction(target="run", change="set_outcome", run_id=runs[3].id, passed=True,
-                            outcome="passed", reason="judge bug", public_text="alpha passed.", by="staff")
-    return publish_week(record, ReadModels(settings, record), WEEK, by="lead")
+    issue_correction(record, SetRunOutcome(run_id=runs[3].id, outcome="passed", reason="judge bug",
+                                           public_text="alpha passed.", by="staff"))
+    return publish_week(record, ReadModels(settings, record), PublishWeek(week=WEEK, by="lead"))
 
 
 __all__ = ["StepClock", "WEEK", "published_week", "write_week_with_blobs"]

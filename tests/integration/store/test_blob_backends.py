@@ -8,6 +8,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,9 @@ import uvicorn
 from adapters.blobs import Blobs, FileBlobStore, S3BlobStore, open_blobs
 from adapters.settings import Settings, SettingsError
 from adapters.wiring import build_runtime
+from domain.commands import RecordManualTest
 from domain.course import CURRENT_VERSION
+from domain.handlers import record_manual_test
 from tests.integration.store.conftest import S3Server
 from web.app import create_app
 
@@ -50,6 +53,16 @@ def test_blobs_are_named_by_their_sha256_and_read_back(blobs: Blobs) -> None:
     assert blobs.get(digest) == data and blobs.has(digest) and blobs.size(digest) == 1000
     assert blobs.put(data) == digest  # the same bytes twice: one blob
     assert list(blobs.digests()) == [digest]
+
+
+def test_an_upload_moves_in_from_a_file_read_in_pieces(blobs: Blobs, tmp_path: Path) -> None:
+    data = os.urandom(3 * 1024 * 1024 + 5)
+    (source := tmp_path / "upload.part").write_bytes(data)
+    digest = blobs.put_file(source)
+    assert digest == hashlib.sha256(data).hexdigest() and blobs.get(digest) == data
+    assert not source.exists()  # moved in, never left behind
+    (again := tmp_path / "again.part").write_bytes(data)
+    assert blobs.put_file(again) == digest and not again.exists() and list(blobs.digests()) == [digest]
 
 
 def test_an_unknown_or_malformed_name_is_a_key_error(blobs: Blobs) -> None:
@@ -127,9 +140,9 @@ def test_the_site_streams_a_video_with_ranges_and_caching_from_either_backend(se
     video = WEBM + os.urandom(5 * MB)
     with build_runtime(settings) as runtime:
         digest = runtime.blobs.put(video)
-        test_id = runtime.record.record_manual_test(
-            agent_name="Comet", station="s01", week="2026-W48", course_version=CURRENT_VERSION, passed=False,
-            outcome="stopped", video=digest, notes="", by="ann@example.com")
+        [test_id] = record_manual_test(runtime.record, RecordManualTest(
+            agent_name="Comet", tested_on=date(2026, 11, 24), outcomes={"s01": "stopped"},
+            course_version=CURRENT_VERSION, video=digest, by="ann@example.com"))
     url = f"{served}/manual-tests/{test_id}/video"
     _wait_for(url)
     whole = httpx.get(url)
@@ -149,9 +162,9 @@ def test_the_site_streams_a_video_with_ranges_and_caching_from_either_backend(se
 
 def test_a_video_missing_from_the_store_is_a_404(settings: Settings, served: str) -> None:
     with build_runtime(settings) as runtime:
-        test_id = runtime.record.record_manual_test(
-            agent_name="Comet", station="s01", week="2026-W48", course_version=CURRENT_VERSION, passed=False,
-            outcome="stopped", video=hashlib.sha256(b"lost").hexdigest(), notes="", by="ann@example.com")
+        [test_id] = record_manual_test(runtime.record, RecordManualTest(
+            agent_name="Comet", tested_on=date(2026, 11, 24), outcomes={"s01": "stopped"},
+            course_version=CURRENT_VERSION, video=hashlib.sha256(b"lost").hexdigest(), by="ann@example.com"))
     url = f"{served}/manual-tests/{test_id}/video"
     deadline = time.monotonic() + 20
     got: Any = None

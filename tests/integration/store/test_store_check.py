@@ -13,6 +13,8 @@ from adapters.blobs import FileBlobStore, open_blobs
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
 from adapters.settings import Settings
+from domain.commands import PublishWeek, SetRunOutcome
+from domain.handlers import issue_correction
 from domain.publishing import publish_week
 from domain.store_check import check_store
 from ops.cli import main
@@ -138,11 +140,11 @@ def test_every_publication_of_several_weeks_recomputes_in_one_pass(postgres_url:
         runs = write_week_with_blobs(record, blobs)
         readmodels = ReadModels(settings, record)
         write_week_with_blobs(record, blobs, week="2026-W49")
-        first = publish_week(record, readmodels, WEEK, by="lead")
-        record.issue_correction(target="run", change="set_outcome", run_id=runs[5].id, passed=True,
-                                outcome="passed", reason="judge bug", public_text="alpha passed.", by="staff")
-        second = publish_week(record, readmodels, WEEK, by="lead")
-        third = publish_week(record, readmodels, "2026-W49", by="lead")
+        first = publish_week(record, readmodels, PublishWeek(week=WEEK, by="lead"))
+        issue_correction(record, SetRunOutcome(run_id=runs[5].id, outcome="passed", reason="judge bug",
+                                               public_text="alpha passed.", by="staff"))
+        second = publish_week(record, readmodels, PublishWeek(week=WEEK, by="lead"))
+        third = publish_week(record, readmodels, PublishWeek(week="2026-W49", by="lead"))
         report = check_store(record.read_log, blobs)
     finally:
         record.close()
