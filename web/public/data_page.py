@@ -137,9 +137,12 @@ async def _serve(request: Request, release: Release, name: str, cache_control: s
     found = release.file(name)
     if found is None:
         raise NotFound(f"The dataset of {release.week} has no file {name}.")
-    path = await site.call(site.runtime.blobs.file, found.sha256)
     headers = {"Cache-Control": cache_control, "ETag": f'"{found.sha256}"',
                "Access-Control-Allow-Origin": "*"}  # notebooks and DuckDB-Wasm read it from other origins
+    asked = {t.strip().removeprefix("W/") for t in request.headers.get("if-none-match", "").split(",")}
+    if headers["ETag"] in asked or "*" in asked:
+        return Response(status_code=304, headers=headers)
+    path = await site.call(site.runtime.blobs.file, found.sha256)
     return FileResponse(path, media_type=found.media_type, headers=headers)
 
 
