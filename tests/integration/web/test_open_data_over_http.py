@@ -160,7 +160,6 @@ def test_the_index_and_the_week_archive_lead_to_the_files(served):
 
 
 def test_a_correction_makes_a_new_release_and_the_old_address_says_which(served):
-    week = served.week.week
     before = files_listed(served)
     old_href = before["runs.parquet"][2]
     with build_runtime(served.settings) as runtime:
