@@ -189,3 +189,15 @@ def test_columns_are_typed_and_documented_in_the_files_and_the_card(store, tmp_p
 def test_an_unpublished_week_is_one_clear_line(store, tmp_path, capsys):
     assert main(["dataset", "export", "--week", "2026-W47", "--out", str(tmp_path)]) == 1
     assert capsys.readouterr().err.strip() == "canitbuy: week 2026-W47 has not been published"
+
+
+def test_all_exports_every_published_week(store, tmp_path, capsys):
+    settings, _, _ = store
+    record = open_record(settings, clock=StepClock())
+    write_week(record, {"a": 17}, week="2026-W49")
+    publish_week(record, ReadModels(settings, record), "2026-W49", by="lead")
+    record.close()
+    assert main(["dataset", "export", "--all", "--out", str(tmp_path / "all")]) == 0
+    assert sorted(p.name for p in (tmp_path / "all").iterdir()) == [WEEK, "2026-W49"]
+    assert pq.read_table(tmp_path / "all" / "2026-W49" / "runs.parquet").column("week").to_pylist() == ["2026-W49"] * 18
+    assert capsys.readouterr().out.count("wrote") == 2

@@ -122,6 +122,7 @@ def test_the_files_say_what_they_are_and_how_long_to_keep_them(served):
         assert current.status_code == 200 and len(current.content) == size
         assert hashlib.sha256(current.content).hexdigest() == digest and current.headers["etag"] == f'"{digest}"'
         assert current.headers["cache-control"] == "public, max-age=300"
+        assert current.headers["access-control-allow-origin"] == "*"  # notebooks on other origins read it
         fixed = httpx.get(served.url + release_href)
         assert fixed.content == current.content
         assert fixed.headers["cache-control"] == "public, max-age=31536000, immutable"
