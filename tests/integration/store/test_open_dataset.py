@@ -180,6 +180,7 @@ def test_columns_are_typed_and_documented_in_the_files_and_the_card(store, tmp_p
             assert str(field.type) == {"string": "string", "int64": "int64", "float64": "double", "bool": "bool",
                                        "timestamp": "timestamp[us, tz=UTC]"}[column.type]
             assert f"| {column.name} |" in card
+            assert f"| {column.name} | {column.type}" in DOCS.read_text()  # docs/dataset.md keeps up
         header = files[f"{name}.csv"].split(b"\n", 1)[0].decode()
         assert header == ",".join(f'"{c.name}"' for c in columns)
     metadata = pq.read_metadata(tmp_path / WEEK / "runs.parquet").metadata
