@@ -25,7 +25,18 @@ from adapters.settings import Settings
 from adapters.wiring import build_runtime
 from web import api, errors, mcp, org, submissions
 from web.proxy import ForwardedClient
-from web.public import agent_page, course_pages, front, leaderboard, live, manual_tests, results, runs, spend
+from web.public import (
+    agent_page,
+    course_pages,
+    data_page,
+    front,
+    leaderboard,
+    live,
+    manual_tests,
+    results,
+    runs,
+    spend,
+)
 from web.rendering import Page, Renderer, make_environment, send
 from web.site import Site
 from web.staff import desk, leaderboard_desk
@@ -93,6 +104,7 @@ def create_app(settings: Settings) -> Starlette:
             await start_staff(site)
             await leaderboard.start(site)
             await agent_page.start(site)
+            data_page.start(site)
             await submissions.start(site)
             leaderboard_desk.start(site)
             await site.refresh()
@@ -110,7 +122,7 @@ def create_app(settings: Settings) -> Starlette:
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         *front.routes, *course_pages.routes, *agent_page.routes, *runs.routes, *live.routes, *manual_tests.routes,
         *api.routes, *leaderboard.routes, *submissions.routes, *mcp.routes,
-        *org.routes, *spend.routes,
+        *org.routes, *spend.routes, *data_page.routes,
         Mount("/staff", routes=desk.routes),
     ]
     return Starlette(

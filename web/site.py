@@ -22,6 +22,7 @@ from web.rendering import PageCache, Renderer
 if TYPE_CHECKING:  # each area's state, built by its start function in the lifespan (those modules import Site)
     from web.data import SiteData
     from web.public.agent_page import AgentUse
+    from web.public.data_page import Releases
     from web.public.leaderboard import Board
     from web.public.manual_tests import ManualTests
     from web.staff.guard import Desk
@@ -54,6 +55,8 @@ class Site:
     network_salt: bytes = b""
     """The key of the leaderboard's network hashes (not the session cookies' key)."""
     submission_flood: FloodGuard = field(init=False)
+    dataset: Releases = field(init=False)
+    """The open dataset's releases made so far (web/public/data_page.py)."""
     spend: SpendFold = field(default_factory=SpendFold.empty)
     """The week's spend folded from the log (web/public/spend.py), moved on under its lock."""
     listeners: list[Callable[[int], Any]] = field(default_factory=list)

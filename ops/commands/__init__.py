@@ -19,5 +19,5 @@ class Subcommands(Protocol):
     def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser: ...
 
 
-TOP_LEVEL = ("arc", "audit", "check", "db", "lab", "models", "run", "staff", "web", "week", "worker")
+TOP_LEVEL = ("arc", "audit", "check", "dataset", "db", "lab", "models", "run", "staff", "web", "week", "worker")
 """The modules `canitbuy` asks for a parser, in the order `--help` lists them."""

@@ -65,6 +65,7 @@ BAD = {
     "audit verify": (["audit", "verify", "no-such-file.jsonl"], 1),
     "audit replay": (["audit", "replay", "--week", "2026-W60"], 1),
     "check": (["check", "--deep"], 2),
+    "dataset export": (["dataset", "export", "--week", "2026-W60"], 1),
     "db migrate": (["db", "migrate", "--all"], 2),
     "db rebuild": (["db", "rebuild", "now"], 2),
     "db catch-up": (["db", "catch-up", "--from", "3"], 2),
@@ -169,6 +170,8 @@ def test_every_command_does_its_work_on_a_real_store(env: dict[str, str], tmp_pa
     assert "verified" in ok("audit verify", str(tmp_path / "week.jsonl"))
     assert json.loads(ok("audit replay", "--week", week))["week"] == week
     assert "publications recompute" in ok("check")
+    assert f"wrote {tmp_path / 'data' / week}" in ok("dataset export", "--week", week, "--out", str(tmp_path / "data"))
+    assert (tmp_path / "data" / week / "runs.parquet").exists()
     assert "log position" in ok("db catch-up")
     assert "log position" in ok("db rebuild")
     # ARC's schema wants at least ten results in a submission.

@@ -19,7 +19,8 @@ SERIOUS = ("serious", "critical")
 def public_pages(site) -> list[str]:
     week = site.week.week
     return ["/", "/ranking", "/matrix", f"/runs/{site.week.runs[('model-beta', 's16')]}", "/course",
-            "/course/s05", "/registry", "/method", "/agent", "/corrections", "/weeks", f"/weeks/{week}", "/live"]
+            "/course/s05", "/registry", "/method", "/agent", "/corrections", "/weeks", f"/weeks/{week}", "/live",
+            "/data", f"/data/{week}"]
 
 
 def axe_violations(page: Page, axe_source: str) -> list[str]:
