@@ -182,19 +182,19 @@ def test_every_command_does_its_work_on_a_real_store(env: dict[str, str], tmp_pa
     # The schedule last: it schedules the week's whole line-up; --no-execute leaves the runs to workers.
     assert "scheduled" in ok("week schedule", "--no-execute")
 
-    port = free_port()
-    with serving(["lab", "serve", "--port", str(port)], env) as lab:
-        assert answers(f"http://127.0.0.1:{port}/", host=f"s01.lab.localhost:{port}").status_code == 200
-        lab_url = f"http://127.0.0.1:{port}"
-        queue = {"CANITBUY_REDIS_URL": redis_url, "CANITBUY_LAB_URL": lab_url}
-        assert "ok    redis" in ok("worker", "--check", extra_env=queue)
-        ok("worker", "--burst", extra_env=queue)  # works through what is queued, then stops
-    assert lab.returncode == 0, lab.stderr
-    tried.add("lab serve")
-
-    port = free_port()
-    with serving(["web", "serve", "--port", str(port)], env) as web:
-        assert answers(f"http://127.0.0.1:{port}/ranking").status_code == 200
+    # The site serves our agent's key directory; a lab on this machine may fetch it over plain http, so workers
+    # can sign runs that the lab verifies (a worker refuses to start when they could not be).
+    web_port, lab_port = free_port(), free_port()
+    with serving(["web", "serve", "--port", str(web_port)], env) as web:
+        assert answers(f"http://127.0.0.1:{web_port}/ranking").status_code == 200
+        with serving(["lab", "serve", "--port", str(lab_port), "--trust-local-directories"], env) as lab:
+            assert answers(f"http://127.0.0.1:{lab_port}/", host=f"s01.lab.localhost:{lab_port}").status_code == 200
+            queue = {"CANITBUY_REDIS_URL": redis_url, "CANITBUY_LAB_URL": f"http://127.0.0.1:{lab_port}",
+                     "CANITBUY_AGENT_DIRECTORY_URL": f"http://127.0.0.1:{web_port}"}
+            checked = ok("worker", "--check", extra_env=queue)
+            assert "ok    redis" in checked and "signing" in checked
+            ok("worker", "--burst", extra_env=queue)  # works through what is queued, then stops
+        assert lab.returncode == 0, lab.stderr
     assert web.returncode == 0, web.stderr
-    tried.add("web serve")
+    tried.update({"lab serve", "web serve"})
     assert tried == set(LEAVES)

@@ -205,3 +205,45 @@ def test_two_writers_on_one_run_one_wins_and_nothing_is_lost(settings, record):
     assert run.status == "running" and run.version == 2
     record.finish_run(run_id, Verdict(passed=True, outcome="passed"), steps=1, seconds=1.0)
     assert record.get_run(run_id).status == "finished"
+
+
+def test_a_run_scheduled_for_one_week_and_started_in_the_next_replays_as_published(record, readmodels):
+    write_week(record, {"a": 17, "b": 3})
+    late = Run.schedule(station="s05", model="b", course_version="2.1", week=WEEK, kind="browser",
+                        requested_by="test", at=record.clock())
+    record.save(late)
+    readmodels.catch_up()  # the read models know it under the week it was scheduled for, before it starts
+    into_week(record, "2026-W49")
+    late.start(worker="w", browser_version="b", agent_version="a", at=record.clock())
+    late.finish(Verdict(passed=True, outcome="passed", stage="checkout", step=4), steps=4, seconds=9.0,
+                at=record.clock())
+    record.save(late)
+    write_week(record, {"a": 17, "b": 3}, week="2026-W49")
+    for week in (WEEK, "2026-W49"):
+        publish_week(record, readmodels, PublishWeek(week=week, by="lead"))
+        replayed = readmodels.published_documents(week)  # recomputed from the log, checked against the hashes
+        assert replayed.ranking == readmodels.week_documents(week).ranking
+    readmodels.rebuild()
+    for week in (WEEK, "2026-W49"):
+        assert readmodels.week_documents(week).ranking == readmodels.published_documents(week).ranking
+
+
+def test_runs_labelled_for_later_weeks_but_all_started_in_one_count_where_they_started(record, readmodels):
+    """A year of history written at once, every run started in the first week whatever week it was scheduled for
+    (a worker that was down): each publication still replays to its bytes."""
+    write_week(record, {"a": 17, "b": 3})
+    moved = []
+    for week in ("2026-W49", "2026-W50"):
+        run = Run.schedule(station="s05", model="b", course_version="2.1", week=week, kind="browser",
+                           requested_by="test", at=record.clock())
+        run.start(worker="w", browser_version="b", agent_version="a", at=record.clock())
+        run.finish(Verdict(passed=True, outcome="passed", stage="checkout", step=4), steps=4, seconds=9.0,
+                   at=record.clock())
+        moved.append(run)
+    record.save(*moved)
+    into_week(record, "2026-W51")
+    publication = publish_week(record, readmodels, PublishWeek(week=WEEK, by="lead"))
+    assert readmodels.published_documents(WEEK).position == publication.position
+    for empty in ("2026-W49", "2026-W50"):  # nothing started there: their documents replay all the same
+        publish_week(record, readmodels, PublishWeek(week=empty, by="lead"))
+        assert readmodels.published_documents(empty).ranking == readmodels.week_documents(empty).ranking
