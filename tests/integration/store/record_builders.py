@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
+from adapters.settings import Settings
 from domain.course import load_course
 from domain.record import Record
 from domain.runs import Run
@@ -23,6 +26,15 @@ class StepClock:
     def __call__(self) -> datetime:
         self.now += timedelta(seconds=1)
         return self.now
+
+
+def point_the_cli_at(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The `canitbuy` command, called in-process, reads the same store as the test."""
+    monkeypatch.setenv("CANITBUY_DATA_DIR", str(settings.data_dir))
+    if settings.database_url:
+        monkeypatch.setenv("CANITBUY_DATABASE_URL", settings.database_url)
+    else:
+        monkeypatch.delenv("CANITBUY_DATABASE_URL", raising=False)
 
 
 def into_week(record: Record, week: str) -> None:

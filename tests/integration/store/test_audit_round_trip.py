@@ -6,7 +6,7 @@ import json
 import re
 
 import pytest
-from record_builders import WEEK, StepClock, write_week
+from record_builders import WEEK, StepClock, point_the_cli_at, write_week
 
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
@@ -20,11 +20,7 @@ from ops.cli import main
 @pytest.fixture
 def published(settings, monkeypatch, tmp_path):
     """A published week with a correction issued after publication; the CLI pointed at the same store."""
-    monkeypatch.setenv("CANITBUY_DATA_DIR", str(settings.data_dir))
-    if settings.database_url:
-        monkeypatch.setenv("CANITBUY_DATABASE_URL", settings.database_url)
-    else:
-        monkeypatch.delenv("CANITBUY_DATABASE_URL", raising=False)
+    point_the_cli_at(settings, monkeypatch)
     record = open_record(settings, clock=StepClock())
     runs = write_week(record, {"a": 17, "b": 11, "c": 11})
     write_week(record, {"a": 2}, week="2026-W49")
@@ -98,11 +94,7 @@ def test_unknown_weeks_are_one_line_errors(published, tmp_path, capsys):
 
 
 def test_a_provisional_publication_exports_and_verifies_labelled(settings, monkeypatch, tmp_path, capsys):
-    monkeypatch.setenv("CANITBUY_DATA_DIR", str(settings.data_dir))
-    if settings.database_url:
-        monkeypatch.setenv("CANITBUY_DATABASE_URL", settings.database_url)
-    else:
-        monkeypatch.delenv("CANITBUY_DATABASE_URL", raising=False)
+    point_the_cli_at(settings, monkeypatch)
     record = open_record(settings, clock=StepClock())
     write_week(record, {"a": 17, "b": 3})
     published = publish_week(record, ReadModels(settings, record), PublishWeek(week=WEEK, by="lead"))

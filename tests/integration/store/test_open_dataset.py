@@ -14,12 +14,14 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 import pytest
-from record_builders import COURSE, WEEK, StepClock, finished_run, write_week
+from record_builders import COURSE, WEEK, StepClock, finished_run, point_the_cli_at, write_week
 
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
 from domain.actions import Click, Type
+from domain.commands import PublishWeek, SetRunOutcome, VoidRun
 from domain.dataset_tables import TABLES
+from domain.handlers import issue_correction
 from domain.ports import StepRecord
 from domain.publishing import publish_week
 from domain.runs import Run
@@ -48,11 +50,7 @@ def documented_sql() -> str:
 def store(settings, monkeypatch):
     """A published week: a shared place, models missing a station, one without the control, a cut-short run, a
     voided run, steps with tokens, a private test; a correction after the publication. The CLI reads the same store."""
-    monkeypatch.setenv("CANITBUY_DATA_DIR", str(settings.data_dir))
-    if settings.database_url:
-        monkeypatch.setenv("CANITBUY_DATABASE_URL", settings.database_url)
-    else:
-        monkeypatch.delenv("CANITBUY_DATABASE_URL", raising=False)
+    point_the_cli_at(settings, monkeypatch)
     record = open_record(settings, clock=StepClock())
     runs = write_week(record, {"a": 17, "b": 11, "c": 11, "d": 10})
     write_week(record, {"secret": 17}, org="acme")
@@ -67,13 +65,13 @@ def store(settings, monkeypatch):
     f = [finished_run(record, "f", s, s != "s01") for s in COURSE.codes]
     record.save(*e, cut, *f)
     # d's s12 passes by correction (d then shares b's place); c's s04 is voided (c is then missing a station).
-    record.issue_correction(target="run", change="set_outcome", run_id=runs[D_S12].id, passed=True,
-                            outcome="passed", reason="judge bug", public_text="d passed s12.", by="staff")
-    record.issue_correction(target="run", change="void", run_id=runs[C_S04].id, reason="lab fault",
-                            public_text="c's s04 run did not count.", by="staff")
-    publication = publish_week(record, ReadModels(settings, record), WEEK, by="lead")
-    record.issue_correction(target="run", change="set_outcome", run_id=runs[B_S14].id, passed=True,
-                            outcome="passed", reason="judge bug", public_text="b passed s14.", by="staff")
+    issue_correction(record, SetRunOutcome(run_id=runs[D_S12].id, outcome="passed", reason="judge bug",
+                                           public_text="d passed s12.", by="staff"))
+    issue_correction(record, VoidRun(run_id=runs[C_S04].id, reason="lab fault",
+                                     public_text="c's s04 run did not count.", by="staff"))
+    publication = publish_week(record, ReadModels(settings, record), PublishWeek(week=WEEK, by="lead"))
+    issue_correction(record, SetRunOutcome(run_id=runs[B_S14].id, outcome="passed", reason="judge bug",
+                                           public_text="b passed s14.", by="staff"))
     record.close()
     return settings, publication, runs
 
@@ -196,7 +194,7 @@ def test_all_exports_every_published_week(store, tmp_path, capsys):
     settings, _, _ = store
     record = open_record(settings, clock=StepClock())
     write_week(record, {"a": 17}, week="2026-W49")
-    publish_week(record, ReadModels(settings, record), "2026-W49", by="lead")
+    publish_week(record, ReadModels(settings, record), PublishWeek(week="2026-W49", by="lead"))
     record.close()
     assert main(["dataset", "export", "--all", "--out", str(tmp_path / "all")]) == 0
     assert sorted(p.name for p in (tmp_path / "all").iterdir()) == [WEEK, "2026-W49"]

@@ -26,6 +26,8 @@ from site_data import PRIVATE_MODEL, SiteWeek, make_week
 
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
+from domain.commands import SetRunOutcome
+from domain.handlers import issue_correction
 from web.app import create_app
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -164,9 +166,9 @@ def test_a_correction_makes_a_new_release_and_the_old_address_says_which(served)
     before = files_listed(served)
     old_href = before["runs.parquet"][2]
     with build_runtime(served.settings) as runtime:
-        runtime.record.issue_correction(
-            target="run", change="set_outcome", run_id=served.week.runs[("model-beta", "s03")], passed=True,
-            outcome="passed", reason="judge bug", public_text="model-beta passed s03.", by="staff")
+        issue_correction(runtime.record, SetRunOutcome(
+            run_id=served.week.runs[("model-beta", "s03")], outcome="passed", reason="judge bug",
+            public_text="model-beta passed s03.", by="staff"))
     deadline = time.monotonic() + 30
     while (after := files_listed(served))["runs.parquet"][2] == old_href:
         assert time.monotonic() < deadline, "the site never made a new release"
