@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from adapters.blobs import open_blobs
-from adapters.eventstore import open_record
 from adapters.settings import Settings
+from adapters.wiring import build_runtime
 from domain.store_check import StoreProblem, check_store
 from ops.cli import CommandError
 from ops.commands import Subcommands
@@ -24,15 +23,12 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    settings = Settings.from_env()
-    blobs = open_blobs(settings) if args.blobs else None
-    record = open_record(settings)
-    try:
-        report = check_store(record.read_log, blobs)
-    except StoreProblem as problem:
-        raise CommandError(f"check failed: {problem}") from None
-    finally:
-        record.close()
+    with build_runtime(Settings.from_env(), args.clock) as runtime:
+        blobs = runtime.blobs if args.blobs else None
+        try:
+            report = check_store(runtime.record.read_log, blobs)
+        except StoreProblem as problem:
+            raise CommandError(f"check failed: {problem}") from None
     where = f"blobs in {blobs.describe()}" if blobs is not None else "blobs not checked"
     print(f"ok: {report.events:,} events of {report.aggregates:,} aggregates decode with contiguous versions "
           f"({report.events_per_second:,.0f} events/s); {report.blobs:,} {where} are whole; "

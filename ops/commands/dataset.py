@@ -10,8 +10,8 @@ import argparse
 from pathlib import Path
 
 from adapters.dataset import dataset_files, write_files
-from adapters.eventstore import open_record
 from adapters.settings import Settings
+from adapters.wiring import build_runtime
 from domain.dataset import week_dataset
 from domain.publishing import NotPublishedError, replay
 from domain.record import Record
@@ -34,8 +34,8 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
 
 def export_weeks(args: argparse.Namespace) -> int:
     chosen = _week(args.week) if args.week else None
-    record = open_record(Settings.from_env())
-    try:
+    with build_runtime(Settings.from_env(), args.clock) as runtime:
+        record = runtime.record
         weeks = [chosen] if chosen else published_weeks(record)
         if not weeks:
             raise CommandError("no week has been published yet")
@@ -54,8 +54,6 @@ def export_weeks(args: argparse.Namespace) -> int:
             print(f"wrote {folder}: {week} release {dataset.release} (publication {dataset.publication_number}), "
                   f"{len(dataset.tables['runs'])} runs, {len(dataset.tables['steps'])} steps, {size} bytes")
         return 0
-    finally:
-        record.close()
 
 
 def published_weeks(record: Record) -> list[str]:
