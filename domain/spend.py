@@ -73,7 +73,8 @@ class SpendFold:
             name, run_id, event = envelope.name, envelope.originator_id, envelope.payload  # type: ignore[attr-defined]
             self.position = envelope.position  # type: ignore[attr-defined]
             if name == "Run.Scheduled":
-                self.runs[run_id] = _Run(event.model, event.week, bool(event.counts_by_start))
+                if getattr(event, "org", None) is None:  # private tests are an organisation's, never the week's
+                    self.runs[run_id] = _Run(event.model, event.week, bool(event.counts_by_start))
                 continue
             run = self.runs.get(run_id)
             if run is None:

@@ -16,9 +16,11 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -147,6 +149,43 @@ def answers(url: str, host: str | None = None, seconds: float = 60) -> httpx.Res
             time.sleep(0.2)
 
 
+class Gateway(BaseHTTPRequestHandler):
+    """A gateway speaking the chat completions protocol, where a model provider would be: every model it is asked
+    for answers one valid action and names itself as the model it resolved."""
+
+    def do_POST(self) -> None:  # noqa: N802 - the library's name
+        asked = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        arguments = json.dumps({"notes": "open the first shoe", "action": {"type": "click", "id": "e0"}})
+        body = json.dumps({
+            "id": "chatcmpl-1", "object": "chat.completion", "model": asked["model"],
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": None,
+                "tool_calls": [{"id": "call_1", "type": "function",
+                                "function": {"name": "act", "arguments": arguments}}]}}],
+            "usage": {"prompt_tokens": 900, "completion_tokens": 20, "total_tokens": 920},
+        }).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def gateway() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Gateway)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_every_command_does_its_work_on_a_real_store(env: dict[str, str], tmp_path: Path, redis_url: str) -> None:
     tried: set[str] = set()
 
@@ -179,6 +218,9 @@ def test_every_command_does_its_work_on_a_real_store(env: dict[str, str], tmp_pa
     arc = json.loads(ok("arc run", "--test-set", "canitbuy-course-2.1.csv", "--ids", ids, "--model",
                         "baseline-robust", "--json"))
     assert len(json.loads(ok("arc export", arc["batch"]))["results"]) == 10
+    with gateway() as url:
+        checked = ok("models check", extra_env={"CANITBUY_MODEL_BASE_URL": url, "AI_GATEWAY_API_KEY": "test-key"})
+        assert "available" in checked and "NOT AVAILABLE" not in checked
     # The schedule last: it schedules the week's whole line-up; --no-execute leaves the runs to workers.
     assert "scheduled" in ok("week schedule", "--no-execute")
 

@@ -77,7 +77,7 @@ def test_a_worker_killed_mid_run_is_cut_short_repeated_and_counted_once(
     survivor = start_worker(env, tmp_path / "survivor.log", lease_seconds=3)
     try:
         wait_for(lambda: ledger.refresh().runs[run_id].status == "cut_short", 60, "the reaper")
-        assert ledger.runs[run_id].cause == "our_error"
+        assert ledger.runs[run_id].cut_short_cause == "our_error"
         (repeat,) = [str(i) for i in schedule_repeats(runtime, ledger, WEEK, requested_by="scheduler")]
         enqueue(runtime, redis_url, [repeat])
         wait_for(lambda: ledger.refresh().runs[repeat].is_over, 120, "the repeat")
