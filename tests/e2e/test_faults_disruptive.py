@@ -8,6 +8,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
@@ -18,12 +19,14 @@ from conftest import LocalLab, start_worker, stop_worker, worker_env
 from adapters.readmodels import ReadModels
 from adapters.settings import Settings
 from adapters.wiring import Runtime, build_runtime
+from domain.weeks import week_of
 from workers.arq_app import QUEUE, enqueue_runs, queue_pool, requeue_open_runs
 from workers.ledger import RunLedger
 from workers.plan import schedule_course, schedule_repeats
 
 pytestmark = [pytest.mark.disruptive, pytest.mark.chromium, pytest.mark.postgres, pytest.mark.redis]
-WEEK = "2026-W48"
+WEEK = week_of(datetime.now(UTC))
+"""The week in progress: a run counts for the week in which it starts, and these runs start now."""
 REDIS_START = ["redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "-::1", "--port", "6379",
                "--save", "", "--appendonly", "no"]
 
