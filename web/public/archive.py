@@ -23,7 +23,8 @@ from web.rendering import Page, send
 from web.site import Site
 
 
-def _week(raw: str) -> str:
+def week_in_path(raw: str) -> str:
+    """A week named in an address, or a 400 that says what is wrong with it."""
     try:
         return parse_week(raw)
     except WeekError as error:
@@ -43,7 +44,7 @@ async def weeks_page(request: Request) -> Response:
 async def week_page(request: Request) -> Response:
     site: Site = request.app.state.site
     data = data_of(site)
-    week = _week(request.path_params["week"])
+    week = week_in_path(request.path_params["week"])
     if data.known(week) is None:
         raise NotFound(f"There are no public results for week {week}.")
 
@@ -64,7 +65,7 @@ async def week_page(request: Request) -> Response:
 async def audit_file(request: Request) -> Response:
     site: Site = request.app.state.site
     data = data_of(site)
-    week = _week(request.path_params["week"])
+    week = week_in_path(request.path_params["week"])
     number = request.path_params["number"]
     publications = await site.call(data.readmodels.publications, week)
     if not 1 <= number <= len(publications):

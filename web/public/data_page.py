@@ -25,9 +25,9 @@ from starlette.routing import Route
 from adapters.dataset import DatasetFile, dataset_files
 from domain.dataset import week_dataset
 from domain.publications import standing
-from domain.weeks import WeekError, parse_week
 from web.blob_ranges import blob_response
-from web.errors import BadRequest, NotFound
+from web.errors import NotFound
+from web.public.archive import week_in_path
 from web.public.results import data_of
 from web.rendering import send
 from web.site import Site
@@ -104,17 +104,6 @@ def start(site: Site) -> None:
     site.dataset = Releases()
 
 
-def releases_of(site: Site) -> Releases:
-    return site.dataset
-
-
-def _week(raw: str) -> str:
-    try:
-        return parse_week(raw)
-    except WeekError as error:
-        raise BadRequest(f"week: {error}") from None
-
-
 async def data_index(request: Request) -> Response:
     site: Site = request.app.state.site
     data = data_of(site)
@@ -128,8 +117,8 @@ async def data_index(request: Request) -> Response:
 
 async def week_data(request: Request) -> Response:
     site: Site = request.app.state.site
-    week = _week(request.path_params["week"])
-    release = await site.call(releases_of(site).get, site, week)
+    week = week_in_path(request.path_params["week"])
+    release = await site.call(site.dataset.get, site, week)
 
     def make() -> Any:
         return site.renderer.page("data.html", {"nav": "data", "week": week, "release": release})
@@ -153,15 +142,15 @@ async def _serve(request: Request, release: Release, name: str, cache_control: s
 
 async def current_file(request: Request) -> Response:
     site: Site = request.app.state.site
-    week = _week(request.path_params["week"])
-    release = await site.call(releases_of(site).get, site, week)
+    week = week_in_path(request.path_params["week"])
+    release = await site.call(site.dataset.get, site, week)
     return await _serve(request, release, request.path_params["name"], f"public, max-age={CURRENT_MAX_AGE}")
 
 
 async def release_file(request: Request) -> Response:
     site: Site = request.app.state.site
-    week = _week(request.path_params["week"])
-    release = await site.call(releases_of(site).get, site, week)
+    week = week_in_path(request.path_params["week"])
+    release = await site.call(site.dataset.get, site, week)
     asked = request.path_params["release"]
     if asked != release.release:
         raise NotFound(f"Release {asked} of {week} is not the current one; the current release is "
