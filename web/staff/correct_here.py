@@ -15,7 +15,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from domain.commands import CORRECTION_KINDS
 from domain.record import UnknownRunError
 from domain.verdicts import Outcome
 from domain.weeks import WeekError, parse_week
@@ -65,8 +64,8 @@ def form_of_one_kind(site: Site, given: dict[str, str]) -> FormOfOneKind:
     changes = [c for c, _ in CHANGES[target]]
     asked = given.get("change", "")
     change = asked if asked in changes else changes[0]
-    assert (target, change) in CORRECTION_KINDS
-    fields: dict[str, str] = {"target": target, "change": change, **{k: given.get(k, "").strip() for k in TARGET_FIELDS[target]}}
+    fields = {"target": target, "change": change}
+    fields.update({k: given.get(k, "").strip() for k in TARGET_FIELDS[target]})
     fields.update({k: given.get(k, "") for k in ("outcome", "reason", "public_text")})
     if target == "run":
         try:

@@ -24,6 +24,8 @@ SHOWN = 200
 OUTCOMES = list(Outcome.__args__)  # type: ignore[attr-defined]
 CAUSES = list(CutShortCause.__args__)  # type: ignore[attr-defined]
 QUERY = ("model", "station", "week", "outcome", "cause")
+ANY_CAUSE = "any"
+"""Runs cut short, whatever the cause."""
 
 
 class RunQuery(msgspec.Struct, frozen=True, kw_only=True):
@@ -42,7 +44,8 @@ class RunQuery(msgspec.Struct, frozen=True, kw_only=True):
             self.model.lower() in run["model"].lower()
             and (not self.station or run["station"] == self.station.lower())
             and (not self.outcome or run["outcome"] == self.outcome)
-            and (not self.cause or run["cut_short_cause"] == self.cause)
+            and (not self.cause or run["cut_short_cause"] == self.cause
+                 or (self.cause == ANY_CAUSE and run["status"] == "cut_short"))
         )
 
 

@@ -10,6 +10,8 @@ from datetime import date
 from desk_client import AUDITOR, STAFF, csrf_of, sign_in, sign_out
 
 from adapters.wiring import build_runtime
+from domain.commands import ScheduleRun
+from domain.handlers import schedule_runs
 from domain.lineup import Entrant, ModelCheckResult
 from web.staff import needs
 from workers import schedule
@@ -77,7 +79,7 @@ def test_a_correction_from_a_cell_is_previewed_then_lands_on_its_public_log_entr
     issued = site.client.post("/staff/corrections", data=form, follow_redirects=False)
     assert issued.status_code == 303
     entry = site.client.get("/api/corrections.json").json()["corrections"][-1]
-    assert issued.headers["location"] == f"/corrections#c-{entry['id']}"
+    assert issued.headers["location"] == f"/corrections?issued={entry['id']}#c-{entry['id']}"
     assert f'id="c-{entry["id"]}"' in site.client.get("/corrections").text
     sign_out(site.client)
 
@@ -139,6 +141,22 @@ def test_the_overview_answers_what_needs_me_now(site) -> None:
     sign_out(site.client)
 
 
+def test_a_run_cut_short_shows_on_the_overview_and_is_found_among_the_cut_short(site) -> None:
+    with build_runtime(site.settings) as runtime:
+        command = ScheduleRun.on_course(station="s04", model="model-epsilon", requested_by="scheduler",
+                                        week=site.week.week)
+        [run] = schedule_runs(runtime.record, [command])
+        runtime.record.start_run(run, worker="test", browser_version="chromium-test", agent_version="test")
+        runtime.record.cut_short_run(run, "model_connection", "the gateway timed out")
+    sign_in(site.client, *STAFF)
+    overview = _eventually(site, "/staff/", "1 cell cut short")
+    assert f'href="/staff/runs/{run}">model-epsilon on S04 (model connection)' in overview
+    found = site.client.get("/staff/runs?cause=any").text
+    assert "1 run</h2>" in found and f'href="/staff/runs/{run}"' in found
+    assert "0 runs</h2>" in site.client.get("/staff/runs?cause=our_error").text
+    sign_out(site.client)
+
+
 def test_the_overview_knows_the_schedule_the_workers_keep() -> None:
     assert (needs.LINEUP_AT, needs.REPEAT_AT, needs.PUBLISH_AFTER) == (
         schedule.LINEUP_AT, schedule.REPEAT_AT, schedule.PUBLISH_AFTER)
@@ -169,3 +187,12 @@ def _eventually(site, path: str, text: str) -> str:
         assert time.monotonic() < deadline, f"{path} never showed {text!r}"
         time.sleep(0.2)
     return page
+
+
+def test_every_kind_the_one_kind_form_offers_is_a_correction_the_record_takes() -> None:
+    from domain.commands import CORRECTION_KINDS
+    from web.staff.correct_here import CHANGES
+
+    offered = {(target, change) for target, changes in CHANGES.items() for change, _ in changes}
+    assert offered <= set(CORRECTION_KINDS)
+    assert {t for t, c in CORRECTION_KINDS if c != "note"} <= set(CHANGES)
