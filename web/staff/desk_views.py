@@ -27,14 +27,17 @@ RUN_BASE = "/staff/runs/"
 class DeskView:
     """What the public templates' staff includes read (`desk`)."""
 
-    def __init__(self, session: Session, stations: dict[str, str]) -> None:
+    def __init__(self, session: Session, stations: dict[str, str], public_path: str) -> None:
+        self.email, self.role = session.email, session.role
         self.can_correct = session.role == "staff"
+        self.public_path = public_path
+        """The same page at its public address."""
         self.stations = stations
         """The station of each Matrix cell's run, for the link's accessible name."""
 
 
-def desk_context(session: Session, stations: dict[str, str] | None = None) -> dict[str, Any]:
-    return {"desk": DeskView(session, stations or {}), "run_base": RUN_BASE}
+def desk_context(session: Session, public_path: str, stations: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"desk": DeskView(session, stations or {}, public_path), "run_base": RUN_BASE, "picker_base": "/staff"}
 
 
 def _private(page: Page) -> Response:
@@ -46,7 +49,8 @@ def _render_week(site: Site, kind: str, raw_week: str | None, session: Session) 
     matrix = data_of(site).documents(week).matrix if week else None
     stations = {cell.run_id: code for m in matrix.models for code, cell in m.cells.items() if cell.run_id} \
         if matrix else {}
-    return render_week(site, kind, week, desk_context(session, stations))
+    public = f"/{kind}?week={week}" if week else f"/{kind}"
+    return render_week(site, kind, week, desk_context(session, public, stations))
 
 
 async def _week(request: Request, session: Session, kind: str) -> Response:
@@ -68,7 +72,8 @@ async def matrix(request: Request, session: Session) -> Response:
 async def recording(request: Request, session: Session) -> Response:
     site: Site = request.app.state.site
     found = await recording_of(site, request.path_params["run_id"])
-    return _private(await site.call(render_recording, site, found, "/runs/", desk_context(session)))
+    context = desk_context(session, f"/runs/{found.run.id}")
+    return _private(await site.call(render_recording, site, found, "/runs/", context))
 
 
 routes = [

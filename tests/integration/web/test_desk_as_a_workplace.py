@@ -42,6 +42,7 @@ def test_staff_see_correct_this_run_on_each_matrix_cell_and_recording_in_the_des
     assert f'href="/staff/runs/{run}"' in matrix.text
     assert f'href="/staff/corrections/new?target=run&amp;run_id={run}"' in matrix.text
     assert "target=station_week&amp;week=" in matrix.text
+    assert 'action="/staff/matrix"' in matrix.text and "Back to the desk" in matrix.text
     recording = site.client.get(f"/staff/runs/{run}")
     assert recording.headers["cache-control"] == "no-store"
     assert f'href="/staff/corrections/new?target=run&amp;run_id={run}">Correct this run</a>' in recording.text
