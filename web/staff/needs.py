@@ -16,6 +16,7 @@ from domain.spend import WeekSpend
 from domain.weeks import next_week, previous_week, week_of, week_start
 from web.public.leaderboard import board_of
 from web.public.live import live_context
+from web.public.manual_tests import manual_of
 from web.public.results import data_of
 from web.public.spend import week_spend
 from web.site import Site
@@ -83,7 +84,7 @@ def needs_now(site: Site) -> Needs:
     live = live_context(site)
     log = msgspec.json.decode(data_of(site).readmodels.corrections())["corrections"]
     lineup = site.runtime.record.lineup()
-    tests = site.manual.tests.values() if hasattr(site, "manual") else []
+    tests = list(manual_of(site).tests.values())
     return Needs(
         active=live["active"], running=live["running"],
         cut_short=_cut_short(site, (week, previous_week(week))),

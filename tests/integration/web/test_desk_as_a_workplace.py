@@ -24,6 +24,15 @@ def public_pages(site) -> list[str]:
     return ["/matrix", "/ranking", f"/runs/{run}", "/corrections", f"/weeks/{site.week.week}"]
 
 
+def test_signed_out_every_new_desk_page_sends_to_sign_in(site) -> None:
+    sign_out(site.client)
+    run = site.week.runs[("model-beta", "s05")]
+    for path in ("/staff/matrix", "/staff/ranking", f"/staff/runs/{run}", "/staff/runs", "/staff/actions",
+                 f"/staff/corrections/new?target=run&run_id={run}"):
+        response = site.client.get(path, follow_redirects=False)
+        assert response.status_code == 303 and response.headers["location"].startswith("/staff/sign-in"), path
+
+
 def test_public_pages_are_the_same_bytes_signed_in_or_not_and_carry_nothing_of_the_desk(site) -> None:
     sign_out(site.client)
     anonymous = {path: site.client.get(path).content for path in public_pages(site)}
