@@ -18,7 +18,7 @@ from domain.publications import standing
 from domain.weeks import WeekError, parse_week
 from web.errors import BadRequest, NotFound
 from web.public.agent_page import use_of
-from web.public.results import data_of
+from web.public.results import data_of, unavailable_that_morning
 from web.rendering import Page, send
 from web.site import Site
 
@@ -55,6 +55,7 @@ async def week_page(request: Request) -> Response:
             "publications": list(enumerate(publications, start=1)),
             "agent_releases": use.for_week(week) if (use := use_of(site)) else [],
             "standing": standing(publications) + 1 if publications else None,
+            "unavailable": unavailable_that_morning(site, week, set()),
         })
 
     page = site.cache.get(("week", week, site.version)) or site.cache.put(

@@ -47,9 +47,10 @@ async def week_page(request: Request, kind: str) -> Response:
     return send(request, page, max_age=30)
 
 
-def render_week(site: Site, kind: str, week: str | None) -> Page:
+def render_week(site: Site, kind: str, week: str | None, extra: dict[str, Any] | None = None) -> Page:
+    """The page; `extra` adds to its context (the staff desk's view of it: never cached as the public page)."""
     data = data_of(site)
-    context: dict[str, Any] = {"nav": kind, "week": week, "weeks": data.weeks}
+    context: dict[str, Any] = {"nav": kind, "week": week, "weeks": data.weeks, **(extra or {})}
     if week is None:
         return site.renderer.page(f"{kind}.html", context)
     docs = data.documents(week)
@@ -57,6 +58,7 @@ def render_week(site: Site, kind: str, week: str | None) -> Page:
                    publications=docs.publications, info=data.known(week))
     repeats = repeats_of(data, week)
     context["repeats"] = repeats
+    context["unavailable"] = unavailable_that_morning(site, week, {r.model for r in docs.matrix.models})
     if kind == "ranking":
         context["ranked"], context["unranked"] = ranking_rows(docs.ranking)
         context["published_rows"] = (
@@ -75,6 +77,15 @@ def render_week(site: Site, kind: str, week: str | None) -> Page:
         context["rates"] = [rate_view(s) for s in docs.stations]
         context["tested"] = [row_view(r, codes) for r in manual_of(site).rows_of_week(week, docs.course)]
     return site.renderer.page(f"{kind}.html", context)
+
+
+def unavailable_that_morning(site: Site, week: str, shown: set[str]) -> list[str]:
+    """The labels of the line-up models the week's morning check found the gateway could not serve, and that
+    have no runs to show: not run that week, so neither ranked nor failing at every station. Read inside the
+    render, once per log position (the check is an event: recording it moves the position)."""
+    lineup = site.runtime.record.lineup()
+    return [lineup.entrants[m].label if m in lineup.entrants else m
+            for m in lineup.unavailable(week) if m not in shown]
 
 
 def repeats_of(data: SiteData, week: str) -> Repeats | None:

@@ -61,7 +61,8 @@ def _exchange(site: Site, digest: str | None) -> ExchangeView | None:
     return exchange_view(site.runtime.blobs.get(digest))
 
 
-def render_recording(site: Site, recording: Recording, blob_base: str = "/runs/") -> Page:
+def render_recording(site: Site, recording: Recording, blob_base: str = "/runs/",
+                     extra: dict[str, Any] | None = None) -> Page:
     run, verdict = recording.run, recording.verdict
     try:
         course = load_course(run.course_version)
@@ -90,6 +91,7 @@ def render_recording(site: Site, recording: Recording, blob_base: str = "/runs/"
         "blob_base": blob_base,
         "tokens": sum(s.tokens_in + s.tokens_out for s in recording.steps),
         "cost": sum(s.cost_usd for s in recording.steps),
+        **(extra or {}),
     })
 
 

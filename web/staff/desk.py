@@ -15,10 +15,20 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from web.errors import Forbidden
-from web.public.results import data_of
 from web.site import Site
-from web.staff import corrections_desk, leaderboard_desk, manual, operations, organisations_desk
+from web.staff import (
+    actions,
+    correct_here,
+    corrections_desk,
+    desk_views,
+    find_run,
+    leaderboard_desk,
+    manual,
+    operations,
+    organisations_desk,
+)
 from web.staff.guard import end_session, open_session, render, session_of, staff_page
+from web.staff.needs import needs_now
 from web.staff.session import COOKIE, STAFF, Session, cookie_header
 from web.staff.sign_in import check_sign_in
 
@@ -69,16 +79,18 @@ async def sign_out(request: Request) -> Response:
 @staff_page
 async def overview(request: Request, session: Session) -> Response:
     site: Site = request.app.state.site
-    return render(request, "staff/overview.html", session, {
-        "nav": "", "weeks": data_of(site).weeks, "position": site.version,
-    })
+    return render(request, "staff/overview.html", session, {"nav": "", "needs": await site.call(needs_now, site)})
 
 
 routes = [
     Route("/", overview),
     Route("/sign-in", sign_in, methods=["GET", "POST"]),
     Route("/sign-out", sign_out, methods=["POST"]),
+    *correct_here.routes,
     *corrections_desk.routes,
+    *desk_views.routes,
+    *find_run.routes,
+    *actions.routes,
     *operations.routes,
     *manual.routes,
     *leaderboard_desk.routes,

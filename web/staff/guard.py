@@ -5,7 +5,7 @@ and the staff role (auditors read only). Staff pages are rendered per request an
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, overload
 from urllib.parse import quote
 
@@ -16,6 +16,7 @@ from starlette.responses import RedirectResponse, Response
 from adapters.staff_accounts import DESK_ROLES, Account, StaffAccounts
 from web.errors import Forbidden
 from web.site import Site
+from web.staff.action_log import StaffActions
 from web.staff.ratelimit import SignInLimiter, SignInTurns, SqlSignInLimiter
 from web.staff.session import (
     COOKIE,
@@ -38,6 +39,8 @@ class Desk:
     limiter: SignInLimiter | SqlSignInLimiter
     turns: SignInTurns
     sessions: SessionStore
+    actions: StaffActions = field(default_factory=StaffActions)
+    """Every staff action so far, folded from the log when the list is asked for."""
 
 
 async def start_staff(site: Site) -> None:
