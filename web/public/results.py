@@ -74,6 +74,7 @@ def render_week(site: Site, kind: str, week: str | None) -> Page:
         codes = [s.code for s in docs.stations]
         context["groups"] = stage_groups(docs.stations, docs.course)
         context["rows"] = matrix_rows(docs.matrix, docs.stations, docs.course)
+        context["columns"] = docs.stations
         if repeats is not None:
             context["rows"] = with_repeat_cells(context["rows"], codes, repeats)
         context["rates"] = [rate_view(s) for s in docs.stations]
