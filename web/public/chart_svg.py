@@ -107,7 +107,7 @@ def draw_stops(data: StopsChart, axes: Axes) -> None:
     axes.set_yticks(ys, [_plain(f"{s.code.upper()} {s.name}") for s in stations], fontsize=8)
     axes.set_xlim(0, max(data.models, 1) * 1.15)
     axes.set_xlabel(f"Models of the line-up ({data.models}) that passed each station")
-    axes.legend(loc="lower right", frameon=False, fontsize=9)
+    axes.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncols=2, frameon=False, fontsize=9)
 
 
 def draw_stages(data: StopsChart, axes: Axes) -> None:
@@ -127,11 +127,14 @@ def draw_stages(data: StopsChart, axes: Axes) -> None:
 
 
 def draw_cost(data: CostChart, axes: Axes) -> None:
+    seen: dict[tuple[float, float], int] = {}
     for n, row in enumerate(data.rows):
+        point = (row.cost_per_run_usd, row.share)
+        above = seen[point] = seen.get(point, -1) + 1  # labels of equal points stacked, not overprinted
         axes.scatter([row.cost_per_run_usd], [row.share], s=60, marker=MARKERS[n % len(MARKERS)],
                      color=PALETTE[n % len(PALETTE)] if row.ranked else "white", edgecolors=PALETTE[n % len(PALETTE)])
         axes.annotate(_plain(row.label + ("" if row.ranked else " (unranked)")), (row.cost_per_run_usd, row.share),
-                      xytext=(6, 4), textcoords="offset points", color=INK)
+                      xytext=(8, 4 - 13 * above), textcoords="offset points", color=INK)
     top = max((r.cost_per_run_usd for r in data.rows), default=0.0)
     axes.set_xlim(0, top * 1.4 if top else 1)
     axes.set_ylim(0, 1.08)
@@ -233,7 +236,7 @@ def fit_to_page(svg: str, prefix: str, title: str, description: str) -> str:
     svg = _ID.sub(lambda m: f' id="{prefix}-{m.group(1)}"', svg)
     svg = svg.replace('xlink:href="#', f'xlink:href="#{prefix}-').replace("url(#", f"url(#{prefix}-")
     svg = re.sub(r' width="[^"]*pt" height="[^"]*pt"', "", svg, count=1)
-    head = (f'<svg class="chart" role="img" aria-labelledby="{prefix}-title {prefix}-desc" '
+    head = (f'<svg class="chart" role="img" aria-labelledby="{prefix}-title" aria-describedby="{prefix}-desc" '
             f'stroke-linejoin="round" stroke-linecap="butt" ')
     svg = svg.replace("<svg ", head, 1)
     start = svg.index(">") + 1
