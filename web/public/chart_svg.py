@@ -215,6 +215,18 @@ def _rows(kind: str, data: msgspec.Struct) -> int | None:
 
 
 _STYLE = re.compile(r' style="([^"]*)"')
+_GEOMETRY = re.compile(r' (d|x|y|x1|x2|y1|y2|transform)="([^"]*)"')
+_LONG_NUMBER = re.compile(r"(\d\.\d\d)\d+")
+
+
+def _shorter(match: re.Match[str]) -> str:
+    """Coordinates to a hundredth of a point (matplotlib writes millionths): the chart's bytes shrink by half."""
+    value = " ".join(match.group(2).split())  # matplotlib breaks paths over lines
+    return f' {match.group(1)}="{_LONG_NUMBER.sub(_two_decimals, value)}"'
+
+
+def _two_decimals(match: re.Match[str]) -> str:
+    return match.group(1)
 _ID = re.compile(r' id="([^"]+)"')
 
 
@@ -233,11 +245,16 @@ def fit_to_page(svg: str, prefix: str, title: str, description: str) -> str:
     svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, flags=re.S)
     svg = re.sub(r"\s*<style[^>]*>.*?</style>", "", svg, flags=re.S)
     svg = _STYLE.sub(_attributes, svg)
-    svg = _ID.sub(lambda m: f' id="{prefix}-{m.group(1)}"', svg)
+    svg = _GEOMETRY.sub(_shorter, svg)
+    svg = re.sub(r' font-family="[^"]*"', "", svg)  # one family for the whole chart, on its root
+    svg = re.sub(r">\s+<", "><", svg)
+    # Only the ids something refers to are kept (clip paths, markers), each with the chart's prefix.
+    used = set(re.findall(r'(?:xlink:href="#|url\(#)([^")]+)', svg))
+    svg = _ID.sub(lambda m: f' id="{prefix}-{m.group(1)}"' if m.group(1) in used else "", svg)
     svg = svg.replace('xlink:href="#', f'xlink:href="#{prefix}-').replace("url(#", f"url(#{prefix}-")
     svg = re.sub(r' width="[^"]*pt" height="[^"]*pt"', "", svg, count=1)
     head = (f'<svg class="chart" role="img" aria-labelledby="{prefix}-title" aria-describedby="{prefix}-desc" '
-            f'stroke-linejoin="round" stroke-linecap="butt" ')
+            f'stroke-linejoin="round" stroke-linecap="butt" font-family="DejaVu Sans, system-ui, sans-serif" ')
     svg = svg.replace("<svg ", head, 1)
     start = svg.index(">") + 1
     labels = (f'<title id="{prefix}-title">{escape(title)}</title>'
