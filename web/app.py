@@ -27,6 +27,7 @@ from web import api, errors, mcp, org, submissions
 from web.proxy import ForwardedClient
 from web.public import (
     agent_page,
+    charts,
     course_pages,
     data_page,
     front,
@@ -120,7 +121,8 @@ def create_app(settings: Settings) -> Starlette:
         *results.routes,
         Route(DIRECTORY_PATH, key_directory),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
-        *front.routes, *course_pages.routes, *agent_page.routes, *runs.routes, *live.routes, *manual_tests.routes,
+        *front.routes, *charts.routes, *course_pages.routes, *agent_page.routes, *runs.routes, *live.routes,
+        *manual_tests.routes,
         *api.routes, *leaderboard.routes, *submissions.routes, *mcp.routes,
         *org.routes, *spend.routes, *data_page.routes,
         Mount("/staff", routes=desk.routes),

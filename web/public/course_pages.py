@@ -15,6 +15,7 @@ from domain.course import CURRENT_VERSION, CourseSpec, UnknownStationError, load
 from domain.runs import MAX_SECONDS, MAX_STEPS
 from domain.tasks import task_for, task_text
 from web.errors import NotFound
+from web.public.charts import station_view
 from web.public.clarifications import CLARIFICATIONS, S13_VERIFIER
 from web.rendering import send
 from web.site import Site
@@ -64,9 +65,13 @@ async def station_page(request: Request) -> Response:
             "verifier": S13_VERIFIER if code == "s13" else None,
             "previous": codes[index - 1] if index > 0 else None,
             "following": codes[index + 1] if index + 1 < len(codes) else None,
+            "station_chart": station_view(site, code),
         })
 
-    return send(request, site.cache.get_or_make(("station", course.version, code), make), max_age=3600)
+    # The page holds the station's results over the weeks: kept per read-model version, made in a worker thread.
+    key = ("station", course.version, code, site.version)
+    page = site.cache.get(key) or site.cache.put(key, await site.call(make))
+    return send(request, page, max_age=60)
 
 
 async def registry_page(request: Request) -> Response:

@@ -13,9 +13,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from domain.charts import ranking_chart
 from domain.projections.repeats import Repeats
 from domain.publishing import UnknownWeekError
 from web.data import SiteData
+from web.public.charts import chart_view
 from web.public.manual_tests import ManualTests, manual_of, row_view
 from web.public.repeats_views import has_repeats, repeats_models, repeats_pairs, with_repeat_cells
 from web.public.week_views import matrix_rows, ranking_rows, rate_view, stage_groups
@@ -61,6 +63,8 @@ def render_week(site: Site, kind: str, week: str | None, extra: dict[str, Any] |
     context["unavailable"] = unavailable_that_morning(site, week, {r.model for r in docs.matrix.models})
     if kind == "ranking":
         context["ranked"], context["unranked"] = ranking_rows(docs.ranking)
+        context["ranking_chart"] = chart_view("ranking", ranking_chart(docs.ranking),
+                                              f"/api/charts/ranking.json?week={week}")
         context["published_rows"] = (
             ranking_rows(docs.published_ranking)
             if docs.view.changed_since_publication and docs.published_ranking is not None else None
@@ -72,6 +76,7 @@ def render_week(site: Site, kind: str, week: str | None, extra: dict[str, Any] |
         codes = [s.code for s in docs.stations]
         context["groups"] = stage_groups(docs.stations, docs.course)
         context["rows"] = matrix_rows(docs.matrix, docs.stations, docs.course)
+        context["columns"] = docs.stations
         if repeats is not None:
             context["rows"] = with_repeat_cells(context["rows"], codes, repeats)
         context["rates"] = [rate_view(s) for s in docs.stations]

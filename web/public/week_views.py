@@ -82,6 +82,9 @@ class CellView(msgspec.Struct, frozen=True, kw_only=True):
     corrected: bool
     repeats: str = ""
     """"2 of 3 passed, 67% agree" when the cell has more than one repeat."""
+    short: str = ""
+    """What the compact Matrix prints beside the symbol: the step (and the stage, when not the column's) where the
+    run stopped, the first broken clause of the brief, or whose failure cut the run short."""
 
 
 class MatrixRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -160,7 +163,25 @@ def cell_view(cell: MatrixCell, station_stage: str, course: CourseSpec) -> CellV
     # A fact of the run beside its outcome, never part of it (older documents have no remarks).
     remark = "accepted all cookies" if "consent_all" in cell.remarks else ""
     return CellView(run_id=cell.run_id, icon=icon, css=css, words=words, detail=detail, remark=remark,
-                    corrected=cell.corrected)
+                    corrected=cell.corrected, short=short_text(cell, station_stage))
+
+
+CUT_SHORT = {"our_error": "our error", "model_connection": "no model"}
+
+
+def short_text(cell: MatrixCell, station_stage: str) -> str:
+    """The cell's few words at a glance; the whole sentence is its accessible name (the template writes it)."""
+    step = f"step {cell.step}" if cell.step else ""
+    if cell.status == "stopped":
+        elsewhere = cell.stage if cell.stage and cell.stage != station_stage else ""
+        return " ".join(p for p in (elsewhere, step) if p)
+    if cell.status == "verification_page":
+        return step
+    if cell.status == "broke_brief":
+        return cell.broke[0].replace("_", " ") if cell.broke else ""
+    if cell.status == "cut_short":
+        return CUT_SHORT.get(cell.cause or "", "")
+    return ""
 
 
 def matrix_rows(matrix: Matrix, stations: list[MatrixStation], course: CourseSpec) -> list[MatrixRow]:

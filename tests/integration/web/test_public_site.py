@@ -103,10 +103,13 @@ def test_the_ranking_shows_shared_places_intervals_and_unranked_reasons(site) ->
 
 def test_every_matrix_cell_says_in_words_what_happened(site) -> None:
     html = site.client.get("/matrix").text
-    for words in ("Passed", "Stopped", "Verification page", "Broke the brief"):
-        assert f"<span>{words}</span>" in html
+    # The compact cell shows a symbol and where it stopped; its whole sentence is its accessible name (issue 13).
+    for sentence in ("model-alpha on S01 Control store: Passed.", "model-beta on S05 Sizes as images: Stopped, step 2.",
+                     "model-beta on S13 Bot gate: Verification page.",
+                     "model-beta on S16 Trap: pre-ticked paid extra: Broke the brief, something else."):
+        assert f'<span class="vh">{sentence}</span>' in html
     # s02 is scored by reaching the checkout; accepting all cookies is a remark beside it (issue #10, point 3).
-    assert html.count('<span class="small remark">(accepted all cookies)</span>') == 1
+    assert html.count('Cookie wall: Passed; accepted all cookies.</span>') == 1
     ranking = site.client.get("/ranking").text
     assert "Accepted all cookies" in ranking
     counts = {e["model"]: e["accepted_all_cookies"] for e in site.client.get("/api/ranking.json").json()["entries"]}
