@@ -79,7 +79,8 @@ def public_name(cls: type[Any]) -> str:
 TOPIC_TO_NAME: dict[str, str] = {get_topic(cls): public_name(cls) for cls in EVENT_CLASSES} | {
     topic: public_name(cls) for topic, cls in OLD_TOPICS.items() if cls in EVENT_CLASSES
 }
-"""Every topic an event may be stored under (its own, and those of domain.topics from before a move) to its name."""
+"""Every topic an event may be stored under (its own, and those of domain.topics from before a move), to its
+name."""
 NAME_TO_CLASS: dict[str, type[Any]] = {public_name(cls): cls for cls in EVENT_CLASSES}
 
 

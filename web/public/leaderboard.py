@@ -1,8 +1,8 @@
 """The submissions table of outside agents: `/leaderboard` and `/api/leaderboard.json` (CC BY 4.0).
 
 The site keeps the table itself: it reads only the LeaderboardSubmission notifications from the log (the recorder
-filters by topic) as the log moves, and folds them with `domain.leaderboard.Book`, which never reads the contact
-or the network key. Page and JSON are rendered once per log position and served with ETags.
+filters by topic) as the log moves, and folds them with `domain.leaderboard.Book`, which never reads the
+contact or the network key. Page and JSON are rendered once per log position and served with ETags.
 """
 
 from __future__ import annotations
