@@ -2,8 +2,8 @@
 
 `build_runtime(settings)` opens the record (SQLite or PostgreSQL), its read models and the blob store. Each process
 (the site's lifespan, a worker's start, a CLI command) builds one runtime and hands it down: nothing else opens a
-record or a second set of read models. Commands go to domain/handlers.py with the runtime's record. No I/O happens
-at import time; callers close the runtime when done (it is a context manager).
+record or a second set of read models. Commands go to domain/handlers.py with the runtime's record. No I/O
+happens at import time; callers close the runtime when done (it is a context manager).
 """
 
 from __future__ import annotations

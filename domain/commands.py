@@ -1,8 +1,8 @@
 """Commands: what staff, the CLI and the scheduler ask the record to do, as typed messages.
 
-The web desk and the CLI build the same Structs and one handler takes each (domain/handlers.py). A correction is a
-tagged union with one Struct per kind, each with only its own fields: a run is voided by its id alone, a model is
-left out of a week by the model and the week, and a message that mixes them does not decode.
+The web desk and the CLI build the same Structs and one handler takes each (domain/handlers.py). A correction
+is a tagged union with one Struct per kind, each with only its own fields: a run is voided by its id alone, a
+model is left out of a week by the model and the week, and a message that mixes them does not decode.
 """
 
 from __future__ import annotations

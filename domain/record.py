@@ -15,7 +15,6 @@ from uuid import UUID
 import msgspec
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError
-from eventsourcing.utils import get_topic
 
 from domain.agent_releases import AGENT_RELEASES_ID, AgentReleases, AgentSpec
 from domain.arc import Submission
@@ -37,6 +36,7 @@ from domain.submissions import (
     day_book_id,
     submission_id,
 )
+from domain.topics import topics_of
 from domain.verdicts import CutShortCause, Verdict
 from domain.verification import Judgement
 
@@ -346,10 +346,10 @@ class Record(Application[UUID]):
 
     def agent_keys(self) -> list[KeyRegistration]:
         """Every registered agent key, in the order registered."""
-        topic = get_topic(AgentKey.Registered)
+        topics = topics_of(AgentKey.Registered)
         found: list[KeyRegistration] = []
         after = 0
-        while batch := self.recorder.select_notifications(after, 1000, topics=[topic], inclusive_of_start=False):
+        while batch := self.recorder.select_notifications(after, 1000, topics=topics, inclusive_of_start=False):
             for notification in batch:
                 key: AgentKey = self.repository.get(UUID(str(notification.originator_id)))
                 found.append(key.registration())

@@ -27,6 +27,7 @@ from domain.receipt_ledger import AgentKey, SpentReceipt
 from domain.releases import CourseRelease
 from domain.runs import Run
 from domain.submissions import LeaderboardSubmission, SubmissionDay
+from domain.topics import OLD_TOPICS
 
 SCHEMA_VERSION = 1
 
@@ -75,7 +76,11 @@ def public_name(cls: type[Any]) -> str:
     return str(cls.__qualname__)
 
 
-TOPIC_TO_NAME: dict[str, str] = {get_topic(cls): public_name(cls) for cls in EVENT_CLASSES}
+TOPIC_TO_NAME: dict[str, str] = {get_topic(cls): public_name(cls) for cls in EVENT_CLASSES} | {
+    topic: public_name(cls) for topic, cls in OLD_TOPICS.items() if cls in EVENT_CLASSES
+}
+"""Every topic an event may be stored under (its own, and those of domain.topics from before a move), to its
+name."""
 NAME_TO_CLASS: dict[str, type[Any]] = {public_name(cls): cls for cls in EVENT_CLASSES}
 
 

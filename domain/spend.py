@@ -1,7 +1,8 @@
 """The week's spend on models: what the runs that count for a week have cost, and what the rest will cost.
 
-Folded from the log (Run.Scheduled, Run.Started, Run.StepRecorded, Run.Finished, Run.CutShort), incrementally:
-the workers ask it before starting a model run (the weekly cap), the site publishes it as the week's spend JSON.
+Read from the log (Run.Scheduled, Run.Started, Run.StepRecorded, Run.Finished, Run.CutShort) through the one fold
+of a run (domain/projections/fold.py), incrementally: the workers ask it before starting a model run (the weekly
+cap), the site publishes it as the week's spend JSON.
 A run counts for the week in which it started, as everywhere else; a run not started yet counts for the week it
 was scheduled for.
 """
@@ -13,7 +14,9 @@ from dataclasses import dataclass
 
 import msgspec
 
-from domain.weeks import week_of
+from domain.facts import RunFact
+from domain.projections.fold import STEP, fold_run, scheduled
+from domain.schema import Envelope
 
 Estimate = Callable[[str], float]
 """US dollars one run of a model is expected to cost (0 for the built-in agents)."""
@@ -50,58 +53,55 @@ class WeekSpend(msgspec.Struct, frozen=True, kw_only=True):
     """Every model with runs in the week; actual_usd and projected_usd above are the weekly models' sums."""
 
 
-@dataclass
-class _Run:
-    model: str
-    week: str
-    counts_by_start: bool
-    status: str = "scheduled"
-    cost: float = 0.0
+RUN_EVENTS = frozenset({"Run.Started", "Run.StepRecorded", "Run.Finished", "Run.CutShort"})
 
 
 @dataclass
 class SpendFold:
-    runs: dict[str, _Run]
+    """The runs of the log as the one fold makes them (`scheduled`, `fold_run`: their week, whether they ended),
+    and what each has cost: the sum of its steps' `cost_usd`, which only the spend reads."""
+
+    runs: dict[str, RunFact]
+    costs: dict[str, float]
     position: int = 0
 
     @classmethod
     def empty(cls) -> SpendFold:
-        return cls(runs={})
+        return cls(runs={}, costs={})
 
-    def apply(self, envelopes: Iterable[object]) -> None:
-        for envelope in envelopes:
-            name, run_id, event = envelope.name, envelope.originator_id, envelope.payload  # type: ignore[attr-defined]
-            self.position = envelope.position  # type: ignore[attr-defined]
-            if name == "Run.Scheduled":
-                if getattr(event, "org", None) is None:  # private tests are an organisation's, never the week's
-                    self.runs[run_id] = _Run(event.model, event.week, bool(event.counts_by_start))
+    def apply(self, envelopes: Iterable[Envelope]) -> None:
+        for e in envelopes:
+            self.position = e.position
+            if e.name == "Run.Scheduled":
+                if e.payload.org is None:  # private tests are an organisation's, never the week's
+                    self.runs[e.originator_id] = scheduled(e.originator_id, e.payload, e.position)
+                    self.costs[e.originator_id] = 0.0
                 continue
-            run = self.runs.get(run_id)
-            if run is None:
+            run = self.runs.get(e.originator_id)
+            if run is None or e.name not in RUN_EVENTS:
                 continue
-            if name == "Run.Started":
-                run.status = "running"
-                if run.counts_by_start:
-                    run.week = week_of(event.timestamp)
-            elif name == "Run.StepRecorded":
-                run.cost += float(event.step.cost_usd)
-            elif name in ("Run.Finished", "Run.CutShort"):
-                run.status = "ended"
+            fold_run(run, e.name, e.payload, e.position)
+            if e.name == STEP:
+                self.costs[e.originator_id] += float(e.payload.step.cost_usd)
+
+    def _in(self, week: str) -> list[tuple[RunFact, float]]:
+        return [(r, self.costs[r.run_id]) for r in self.runs.values() if r.week == week]
 
     def actual(self, week: str, counted: Callable[[str], bool] = lambda model: True) -> float:
         """What the week's runs of the counted models have cost so far."""
-        return round(sum(r.cost for r in self.runs.values() if r.week == week and counted(r.model)), 6)
+        return round(sum(cost for r, cost in self._in(week) if counted(r.model)), 6)
 
     def week(self, week: str, *, cap_usd: float | None, estimate: Estimate,
              flagship: Callable[[str], bool] = lambda model: False, flagship_cap_usd: float | None = None,
              ) -> WeekSpend:
         models: list[ModelSpend] = []
-        for model in sorted({r.model for r in self.runs.values() if r.week == week}):
-            runs = [r for r in self.runs.values() if r.week == week and r.model == model]
-            ended = [r for r in runs if r.status == "ended"]
-            actual = sum(r.cost for r in runs)
-            each = sum(r.cost for r in ended) / len(ended) if ended else estimate(model)
-            to_start = sum(1 for r in runs if r.status == "scheduled")
+        in_week = self._in(week)
+        for model in sorted({r.model for r, _ in in_week}):
+            runs = [(r, cost) for r, cost in in_week if r.model == model]
+            ended = [cost for r, cost in runs if r.is_over]
+            actual = sum(cost for _, cost in runs)
+            each = sum(ended) / len(ended) if ended else estimate(model)
+            to_start = sum(1 for r, _ in runs if r.status == "scheduled")
             models.append(ModelSpend(model=model, flagship=flagship(model), runs_ended=len(ended),
                                      runs_to_start=to_start, actual_usd=round(actual, 6),
                                      projected_usd=round(actual + to_start * each, 6)))

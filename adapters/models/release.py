@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from functools import cache
-from importlib import resources
+from pathlib import Path
 
 from adapters.browser.playwright_browser import VIEWPORT
 from adapters.browser.session import JPEG_QUALITY, MAX_ELEMENTS, observe_script
 from adapters.models.prompt import MAX_HISTORY, MAX_TOKENS, SYSTEM, TEMPERATURE, USER_PROMPT, act_tool
 from adapters.models.prompt import tool_schema_sha256 as _tool_sha
+from domain import guards
 from domain.agent_releases import AgentSpec, Limits
 from domain.episode import MAX_SECONDS, MAX_STEPS
 
@@ -42,9 +44,19 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+_DOMAIN_IMPORT = re.compile(r"^(from|import) domain\.(?:\w+\.)*(\w+)", re.MULTILINE)
+
+
+def guards_code(text: str | None = None) -> str:
+    """The guards' code as their version (guards_sha256) reads it: each module of the domain it imports is named
+    by its last part, as when domain/ was flat, so moving modules within domain/ is no new version of the guards."""
+    if text is None:
+        text = Path(guards.__file__).read_text(encoding="utf-8")
+    return _DOMAIN_IMPORT.sub(r"\1 domain.\2", text)
+
+
 @cache
 def current_agent() -> AgentSpec:
-    guards_code = (resources.files("domain") / "guards.py").read_text()
     return AgentSpec(
         system_prompt=SYSTEM, user_prompt=USER_PROMPT,
         tool_schema=json.dumps(act_tool(), sort_keys=True, separators=(",", ":")),
@@ -52,5 +64,5 @@ def current_agent() -> AgentSpec:
         limits=Limits(max_steps=MAX_STEPS, max_seconds=MAX_SECONDS, history_steps=MAX_HISTORY,
                       max_elements=MAX_ELEMENTS, max_tokens=MAX_TOKENS, temperature=TEMPERATURE,
                       viewport=f"{VIEWPORT['width']}x{VIEWPORT['height']}", screenshot=f"JPEG quality {JPEG_QUALITY}"),
-        guards=GUARDS, guards_sha256=_sha256(guards_code),
+        guards=GUARDS, guards_sha256=_sha256(guards_code()),
     )

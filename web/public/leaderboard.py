@@ -1,8 +1,8 @@
 """The submissions table of outside agents: `/leaderboard` and `/api/leaderboard.json` (CC BY 4.0).
 
 The site keeps the table itself: it reads only the LeaderboardSubmission notifications from the log (the recorder
-filters by topic) as the log moves, and folds them with `domain.leaderboard.Book`, which never reads the contact
-or the network key. Page and JSON are rendered once per log position and served with ETags.
+filters by topic) as the log moves, and folds them with `domain.leaderboard.Book`, which never reads the
+contact or the network key. Page and JSON are rendered once per log position and served with ETags.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from eventsourcing.utils import get_topic
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
@@ -20,10 +19,11 @@ from domain.leaderboard import CITATION, EVENTS, Book, document, entry_document
 from domain.record import Record
 from domain.schema import NAME_TO_CLASS, Envelope, name_for_topic, payload_decoder
 from domain.statistics import arc_rate, tenths_text
+from domain.topics import topics_of
 from web.rendering import Page, send
 from web.site import Site
 
-TOPICS = [get_topic(NAME_TO_CLASS[name]) for name in EVENTS]
+TOPICS = [topic for name in EVENTS for topic in topics_of(NAME_TO_CLASS[name])]
 PAGE = 1000
 ROWS_A_PAGE = 50
 """Rows of each table on one page of /leaderboard (?page=2 for the next); the JSON holds every submission."""

@@ -11,7 +11,6 @@ import threading
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.utils import get_topic
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -20,12 +19,13 @@ from domain.course import CourseSpec
 from domain.manual_tests import KINDS, HandResult, HandRow, ManualTest, score_tests
 from domain.record import Record
 from domain.schema import payload_decoder
+from domain.topics import topics_of
 from web.blob_ranges import blob_response
 from web.errors import NotFound
 from web.public.week_views import CELL_TEXT
 from web.site import Site
 
-TOPIC = get_topic(ManualTest.Recorded)
+TOPICS = topics_of(ManualTest.Recorded)
 PAGE = 1000
 
 
@@ -40,7 +40,7 @@ class ManualTests:
         with self._lock:
             decode = payload_decoder("ManualTest.Recorded").decode
             while batch := self.record.recorder.select_notifications(
-                self._after, PAGE, topics=[TOPIC], inclusive_of_start=False
+                self._after, PAGE, topics=TOPICS, inclusive_of_start=False
             ):
                 for n in batch:
                     p = decode(n.state)

@@ -11,6 +11,7 @@ import gzip
 import json
 import shutil
 from pathlib import Path
+from uuid import UUID
 
 import pytest
 
@@ -59,6 +60,22 @@ def test_a_log_written_before_format_2_replays_its_week_to_the_published_bytes(o
         # the week as it reads now is in today's format, with the method's citation
         now = json.loads(readmodels.week_documents(WEEK).ranking)
         assert now["format"] == "canitbuy-ranking/2" and now["citation"].startswith("CanItBuy AI agent ranking, ")
+    finally:
+        record.close()
+
+
+def test_every_aggregate_of_a_log_written_before_the_domain_was_grouped_loads_with_todays_classes(old_store):
+    """The fixture's events are stored under the topics of the flat domain/ (domain.runs:Run.Finished, ...)."""
+    record = open_record(old_store)
+    try:
+        events = record.read_log(after=0, limit=1000)
+        assert {e.name for e in events} == {"CourseRelease.Released", "Week.Opened", "Week.Published",
+                                            "Run.Scheduled", "Run.Started", "Run.StepRecorded", "Run.Finished"}
+        runs = {UUID(e.originator_id) for e in events if e.name == "Run.Finished"}
+        assert len(runs) == 54 and {record.get_run(r).status for r in runs} == {"finished"}
+        week = record.week_record(WEEK)
+        assert week is not None and [p.ranking_sha256 for p in week.publications] == [header()["ranking_sha256"]]
+        assert record.released_versions() == ["2.1"]
     finally:
         record.close()
 
