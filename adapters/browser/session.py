@@ -6,8 +6,10 @@ import asyncio
 import base64
 import contextlib
 import json
+import shutil
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -16,6 +18,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from adapters.botauth import BotAuthSigner
 from adapters.browser.actions import carry_out
+from adapters.browser.media import MediaFiles
 from domain.actions import Action
 from domain.observation import Observation, PageProbe
 
@@ -57,8 +60,10 @@ def observe_call() -> str:
 
 class PlaywrightSession:
     def __init__(self, context: BrowserContext, page: Page, cdp: CDPSession, signer: BotAuthSigner | None,
-                 authority: str) -> None:
+                 authority: str, media_dir: Path | None = None) -> None:
         self._context, self._page, self._cdp = context, page, cdp
+        self._media_dir = media_dir
+        """The run's own folder for its trace and video while it runs; None when they are not kept."""
         self._signer, self._authority = signer, authority
         self._status = 200
         self._receipt_header: str | None = None
@@ -70,8 +75,8 @@ class PlaywrightSession:
 
     @classmethod
     async def create(cls, context: BrowserContext, page: Page, signer: BotAuthSigner | None,
-                     authority: str) -> PlaywrightSession:
-        return cls(context, page, await context.new_cdp_session(page), signer, authority)
+                     authority: str, media_dir: Path | None = None) -> PlaywrightSession:
+        return cls(context, page, await context.new_cdp_session(page), signer, authority, media_dir)
 
     def _started(self, request: Request) -> None:
         self._inflight.add(request)
@@ -178,4 +183,34 @@ class PlaywrightSession:
         return await self._page.evaluate(script)
 
     async def close(self) -> None:
+        """Close the context; a trace and video being kept are thrown away (see `close_keeping_media`)."""
+        try:
+            await self._context.close()
+        finally:
+            self.discard_media()
+
+    async def close_keeping_media(self) -> MediaFiles:
+        """Stop the trace, close the context (which finishes the video) and return both files; they are the
+        caller's to move away (the folder they lie in goes with `discard_media`). Either is None when it was not
+        kept or the browser could not write it (a crashed Chromium writes neither)."""
+        folder = self._media_dir
+        if folder is None:
+            await self._context.close()
+            return MediaFiles(trace=None, video=None)
+        trace: Path | None = folder / "trace.zip"
+        try:
+            await self._context.tracing.stop(path=str(trace))
+        except PlaywrightError:
+            trace = None
         await self._context.close()
+        video = None
+        if self._page.video is not None:
+            with contextlib.suppress(PlaywrightError):
+                video = Path(await self._page.video.path())
+        return MediaFiles(trace=trace if trace is not None and trace.is_file() else None,
+                          video=video if video is not None and video.is_file() else None)
+
+    def discard_media(self) -> None:
+        """Remove what is left of the run's media folder (files not moved into the blob store)."""
+        if self._media_dir is not None:
+            shutil.rmtree(self._media_dir, ignore_errors=True)
