@@ -113,7 +113,7 @@ class Run(Aggregate):
         """sha256 of the Playwright trace (trace.zip; opens in Playwright's trace viewer) in the blob store."""
         trace_bytes: int = 0
         video: str | None = None
-        """sha256 of the run's video (WebM, 800x500) in the blob store."""
+        """sha256 of the run's video (WebM, 480x300) in the blob store."""
         video_bytes: int = 0
 
         def apply(self, aggregate: Run) -> None:

@@ -40,6 +40,7 @@ _PROBE = """() => {
   return [location.href, m ? m.getAttribute('content') : null, text('nordlys-order'), text('nordlys-cart'),
           text('nordlys-receipt')];
 }"""
+_PROBE_EXPRESSION = f"({_PROBE})()"
 RECEIPT_HEADER = "nordlys-receipt"
 _observation = msgspec.convert
 _decode = msgspec.json.decode
@@ -48,6 +49,16 @@ _decode = msgspec.json.decode
 @cache
 def observe_script() -> str:
     return (resources.files("adapters.browser") / "observe.js").read_text()
+
+
+class ScriptError(RuntimeError):
+    """A harness read threw in the page (a page that broke what the script relies on)."""
+
+
+@cache
+def observe_expression() -> str:
+    """observe_call() applied to the harness's limits: one expression, as the CDP session evaluates it."""
+    return f"({observe_call()})({json.dumps([MAX_TEXT, MAX_ELEMENTS])})"
 
 
 @cache
@@ -131,19 +142,33 @@ class PlaywrightSession:
     async def _read(self) -> dict[str, Any]:
         with contextlib.suppress(PlaywrightError):  # a slow page is read as far as it got
             await self._page.wait_for_load_state("domcontentloaded", timeout=10000)
-        text = await self._page.evaluate(observe_call(), [MAX_TEXT, MAX_ELEMENTS])
-        with contextlib.suppress(msgspec.DecodeError, TypeError):
-            result = _decode(text)
+        with contextlib.suppress(msgspec.DecodeError, TypeError, ScriptError):
+            result = _decode(await self._harness_read(observe_expression()))
             if isinstance(result, dict) and isinstance(result.get("elements"), list):
                 return result
         # The page changed JSON.stringify or a prototype's toJSON (old libraries did): read it as objects.
         found: dict[str, Any] = await self._page.evaluate(observe_script(), [MAX_TEXT, MAX_ELEMENTS])
         return found
 
+    async def _harness_read(self, expression: str) -> Any:
+        """The value of an expression evaluated in the page's main world through the run's CDP session.
+
+        The harness's own reads (the observation, the judge's probe) go this way rather than through
+        `page.evaluate`: Playwright's trace records every API call with DOM snapshots before and after it, which
+        made each read three times as slow; the trace is of what the agent did (its actions, the pages, the
+        network), and the reads are in the run's events anyway. A page's script error raises ScriptError; a
+        navigation during the read raises Playwright's own error (`context was destroyed`), as page.evaluate."""
+        answer = await self._cdp.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
+                                                           "awaitPromise": True})
+        if "exceptionDetails" in answer:
+            details = answer["exceptionDetails"]
+            raise ScriptError(details.get("exception", {}).get("description") or details.get("text", "error"))
+        return answer["result"].get("value")
+
     async def probe(self) -> PageProbe:
         try:
-            url, marker, order, cart, receipt = await self._page.evaluate(_PROBE)
-        except PlaywrightError:
+            url, marker, order, cart, receipt = await self._harness_read(_PROBE_EXPRESSION)
+        except (PlaywrightError, ScriptError):
             await self._page.wait_for_load_state("domcontentloaded", timeout=10000)
             url, marker, order, cart, receipt = await self._page.evaluate(_PROBE)
         checkout_open = marker == "open"
