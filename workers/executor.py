@@ -155,6 +155,11 @@ async def _keep_media(res: Resources, session: PlaywrightSession, recorder: Reco
     try:
         with anyio.fail_after(MEDIA_SECONDS):
             files = await session.close_keeping_media()
+    except Exception:  # noqa: BLE001 - a browser that cannot write its trace is still closed, and nothing lost
+        log.warning("run %s: its trace and video could not be written", recorder.run_id, exc_info=True)
+        await _close_quietly(session)
+        return
+    try:
         if files.trace is None and files.video is None:
             return
         blobs = res.runtime.blobs
