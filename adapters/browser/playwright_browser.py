@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 from pathlib import Path
@@ -12,9 +13,10 @@ from playwright.async_api import Browser as PwBrowser
 from playwright.async_api import Playwright, async_playwright
 
 from adapters.botauth import BotAuthSigner
-from adapters.browser.media import DEFAULT_REGISTRY, ensure_video_encoder
+from adapters.browser.media import DEFAULT_REGISTRY, VideoEncoderMissingError, ensure_video_encoder
 from adapters.browser.session import PlaywrightSession
 
+log = logging.getLogger("canitbuy.browser")
 DEBIAN_CHROMIUM = "/usr/lib/chromium/chromium"
 USER_AGENT = "CanItBuyAgent/1.0"
 VIEWPORT = {"width": 1280, "height": 800}
@@ -35,6 +37,7 @@ class PlaywrightBrowser:
         self._signer = signer
         self._executable = executable
         self._playwright_dir = playwright_dir
+        self._encoder_ready: bool | None = None
         self._playwright: Playwright | None = None
         self._browser: PwBrowser | None = None
         self.version = ""
@@ -61,6 +64,18 @@ class PlaywrightBrowser:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
+    def _video_encoder(self) -> bool:
+        """Whether videos can be made: without an ffmpeg (or a registry we may not write to) runs keep their trace
+        alone, and the worker says why once, rather than failing every run over a missing encoder."""
+        if self._encoder_ready is None:
+            try:
+                ensure_video_encoder(self._playwright_dir)
+                self._encoder_ready = True
+            except (OSError, VideoEncoderMissingError) as error:
+                log.warning("runs keep no video: %s", error)
+                self._encoder_ready = False
+        return self._encoder_ready
+
     async def session(self, store_url: str, *, media_dir: Path | None = None) -> PlaywrightSession:
         """A fresh context for one run. With `media_dir`, the run keeps a Playwright trace (screenshots and DOM
         snapshots) and a video, written to a folder of their own under it (see `PlaywrightSession.close`)."""
@@ -69,10 +84,10 @@ class PlaywrightBrowser:
         folder: Path | None = None
         options: dict[str, Any] = {}
         if media_dir is not None:
-            ensure_video_encoder(self._playwright_dir)
             media_dir.mkdir(parents=True, exist_ok=True)
             folder = Path(tempfile.mkdtemp(prefix="run-", dir=media_dir))
-            options = {"record_video_dir": str(folder), "record_video_size": VIDEO_SIZE}
+            if self._video_encoder():
+                options = {"record_video_dir": str(folder), "record_video_size": VIDEO_SIZE}
         context = await self._browser.new_context(
             user_agent=USER_AGENT, viewport=VIEWPORT,  # type: ignore[arg-type]
             # "<-loopback>" first (order counts) drops the implicit loopback bypass: other stations stay blocked.

@@ -203,3 +203,14 @@ def test_the_setting_reads_on_and_off_and_refuses_anything_else() -> None:
     assert Settings.from_env({"CANITBUY_TRACES": "OFF"}).traces is False
     with pytest.raises(SettingsError, match="CANITBUY_TRACES must be on or off, not 'sometimes'"):
         Settings.from_env({"CANITBUY_TRACES": "sometimes"})
+
+
+def test_without_a_video_encoder_a_run_keeps_its_trace_alone_and_its_result(lab, tmp_path) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("Playwright's registry cannot be made under a file")
+    settings = Settings(data_dir=tmp_path / "var", playwright_dir=blocked)
+    with build_runtime(settings) as runtime:
+        run_id = run_on_lab(runtime, settings, lab)
+        [kept] = media_of(runtime, run_id)
+        assert kept.trace and kept.trace_bytes > 0 and (kept.video, kept.video_bytes) == (None, 0)
+        assert runtime.record.get_run(run_id).status == "finished"
