@@ -126,3 +126,14 @@ class RecordRunRecorder:
             return True
 
         await self._call(cut, f"cut-short of run {self.run_id}")
+
+    async def media_kept(self, *, trace: str | None, trace_bytes: int, video: str | None, video_bytes: int) -> None:
+        """The run's trace and video are in the blob store: name them on the run (once; after it ended)."""
+        def keep(run: Run) -> bool:
+            if run.media_kept or not run.is_over:
+                return False
+            run.keep_media(trace=trace, trace_bytes=trace_bytes, video=video, video_bytes=video_bytes,
+                           at=self.record.clock())
+            return True
+
+        await self._call(keep, f"trace and video of run {self.run_id}")

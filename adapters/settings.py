@@ -14,6 +14,7 @@ from pathlib import Path
 
 import msgspec
 
+from adapters.browser.media import DEFAULT_REGISTRY
 from adapters.models.throttle import parse_limits
 
 DEFAULT_MODEL_BASE_URL = "https://ai-gateway.vercel.sh/v1"
@@ -86,6 +87,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """CANITBUY_S3_ACCESS_KEY_ID; unset with the secret too: boto3's own chain (an instance or pod role)."""
     s3_secret_access_key: str | None = None
     """CANITBUY_S3_SECRET_ACCESS_KEY. Never logged, never stored in events."""
+    traces: bool = True
+    """Whether every browser run keeps a Playwright trace (trace.zip) and a video in the blob store
+    (CANITBUY_TRACES=on|off); on unless turned off."""
+    playwright_dir: Path = DEFAULT_REGISTRY
+    """Where Playwright keeps its downloads, among them the ffmpeg its videos need (PLAYWRIGHT_BROWSERS_PATH, as
+    Playwright reads it; unset: ~/.cache/ms-playwright)."""
 
     @property
     def backend(self) -> str:
@@ -141,6 +148,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         if blob_url and not re.fullmatch(r"s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/[^\s]*)?", blob_url):
             raise SettingsError("CANITBUY_BLOB_URL must be s3://bucket or s3://bucket/prefix (or be unset for the "
                                 "folder under CANITBUY_DATA_DIR)")
+        traces = _switch(text("CANITBUY_TRACES"), "CANITBUY_TRACES", default=True)
         site_secret = text("CANITBUY_SITE_SECRET")
         if site_secret is not None and len(site_secret.encode()) < MIN_SECRET_BYTES:
             raise SettingsError(f"CANITBUY_SITE_SECRET must be at least {MIN_SECRET_BYTES} bytes long")
@@ -167,7 +175,28 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             s3_region=text("CANITBUY_S3_REGION"),
             s3_access_key_id=text("CANITBUY_S3_ACCESS_KEY_ID"),
             s3_secret_access_key=text("CANITBUY_S3_SECRET_ACCESS_KEY"),
+            traces=traces,
+            playwright_dir=_playwright_dir(text("PLAYWRIGHT_BROWSERS_PATH"), text("XDG_CACHE_HOME")),
         )
+
+
+def _playwright_dir(chosen: str | None, cache: str | None) -> Path:
+    if chosen and chosen != "0":  # "0" is Playwright's "inside the package": it then has its own ffmpeg there
+        return Path(chosen)
+    return Path(cache) / "ms-playwright" if cache else DEFAULT_REGISTRY
+
+
+_ON, _OFF = ("on", "true", "yes", "1"), ("off", "false", "no", "0")
+
+
+def _switch(raw: str | None, name: str, *, default: bool) -> bool:
+    if raw is None:
+        return default
+    if raw.lower() in _ON:
+        return True
+    if raw.lower() in _OFF:
+        return False
+    raise SettingsError(f"{name} must be on or off, not {raw!r}")
 
 
 def proxy_networks(text: str) -> tuple[str, ...]:

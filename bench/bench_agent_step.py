@@ -3,11 +3,12 @@
     python bench/bench_agent_step.py [--steps 16] [--rounds 3]
 
 Floor: a raw CDP JPEG screenshot (the harness's parameters) plus one evaluate of the element list (the
-harness's script, its result carried as the harness carries it: one JSON string).
+harness's script, evaluated as the harness does, through the CDP session, its result one JSON string).
 Harness step: everything between two decisions of a scripted agent that answers at once (so model time is
 excluded): the action (a scroll, which loads nothing), the judge's probe, recording (blobs on disk, events in
-SQLite through the lead's recorder), signing, and the next observation. Both are measured on the same pages,
-interleaved, with the same browser.
+SQLite through the lead's recorder), signing, and the next observation. It is measured twice: with the run's
+Playwright trace and video being kept (as the course does unless CANITBUY_TRACES=off) and without. All three are
+measured on the same pages, interleaved, with the same browser.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from adapters.botauth import BotAuthSigner, load_or_create_key
 from adapters.browser.playwright_browser import PlaywrightBrowser
-from adapters.browser.session import MAX_ELEMENTS, MAX_TEXT, SCREENSHOT, observe_call
+from adapters.browser.session import SCREENSHOT, observe_expression
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
 from domain.actions import Scroll
@@ -61,22 +62,28 @@ async def floor(browser: PlaywrightBrowser, url: str, n: int) -> list[float]:
     for _ in range(n):
         began = time.perf_counter()
         await cdp.send("Page.captureScreenshot", SCREENSHOT)
-        await page.evaluate(observe_call(), [MAX_TEXT, MAX_ELEMENTS])
+        await cdp.send("Runtime.evaluate", {"expression": observe_expression(), "returnByValue": True,
+                                            "awaitPromise": True})
         times.append((time.perf_counter() - began) * 1000)
     await session.close()
     return times
 
 
-async def harness(browser: PlaywrightBrowser, runtime: object, task: Task, steps: int) -> list[float]:
+async def harness(browser: PlaywrightBrowser, runtime: object, task: Task, steps: int,
+                  media: Path | None) -> list[float]:
     [run_id] = schedule_runs(runtime.record, [ScheduleRun.on_course(
         station="s01", model="baseline-robust", requested_by="bench", week=week_of(runtime.record.clock()))])
     recorder = runtime.recorder(run_id)  # type: ignore[attr-defined]
     await recorder.started(worker="bench", browser_version=browser.version, agent_version="bench")
     agent = Stopwatch()
-    session = await browser.session(task.start_url)
+    session = await browser.session(task.start_url, media_dir=media)
     await Episode(session=session, agent=agent, task=task, recorder=recorder, blobs=runtime.blobs,  # type: ignore[attr-defined]
                   clock=time.monotonic, max_steps=steps).run()
-    await session.close()
+    files = await session.close_keeping_media()  # as the worker does once the run has ended (not in a step)
+    for path in (files.trace, files.video):
+        if path is not None:
+            runtime.blobs.put_file(path)  # type: ignore[attr-defined]
+    session.discard_media()
     return [(b - a) * 1000 for a, b in zip(agent.marks, agent.marks[1:], strict=False)]
 
 
@@ -91,16 +98,22 @@ async def main(steps: int, rounds: int) -> None:
     with LabServer() as lab, build_runtime(Settings(data_dir=work)) as runtime:
         async with PlaywrightBrowser(BotAuthSigner(key, "https://agent.canitbuy.com")) as browser:
             floors: list[float] = []
-            steps_ms: list[float] = []
+            plain: list[float] = []
+            traced: list[float] = []
             for _ in range(rounds):
                 for path in PAGES:
                     url = lab.url_for("s01", path)
                     floors += await floor(browser, url, steps)
                     task = station_task(load_course(), "s01", url)
-                    steps_ms += await harness(browser, runtime, task, steps)
+                    plain += await harness(browser, runtime, task, steps, None)
+                    traced += await harness(browser, runtime, task, steps, work / "media")
     print(summary("floor (CDP JPEG + evaluate)", floors))
-    print(summary("harness step", steps_ms))
-    print(f"ratio p50 harness / floor: {statistics.median(steps_ms) / statistics.median(floors):.2f} (goal <= 1.2)"
+    print(summary("harness step, traces off", plain))
+    print(summary("harness step, traces on", traced))
+    base = statistics.median(floors)
+    print(f"ratio p50 harness / floor: traces off {statistics.median(plain) / base:.2f} (goal <= 1.2), "
+          f"traces on {statistics.median(traced) / base:.2f} (goals <= 1.2, issue 17; <= 1.5, issue 13); "
+          f"traces add {statistics.median(traced) - statistics.median(plain):+.1f} ms a step"
           f"   load average {os.getloadavg()[0]:.2f}")
 
 

@@ -6,10 +6,11 @@ measured in the same run on the same lab: Chromium doing the same number of page
 station with the same concurrency, each step an observation (screenshot + element list), the judge's probe and
 a page load, with no recording, no events and no agent.
 
-    python bench/bench_course.py [--concurrency 4] [--models 5]
+    python bench/bench_course.py [--concurrency 4] [--models 5] [--traces on|off]
 
 `--models 2` runs the first two built-in agents only (36 runs): shorter, for a loaded machine. The load average
-is printed with the figures, since a busy machine moves both sides of the ratio.
+is printed with the figures, since a busy machine moves both sides of the ratio. The course keeps each run's
+Playwright trace and video, as it does by default (`--traces off`: as with CANITBUY_TRACES=off); the floor never.
 """
 
 from __future__ import annotations
@@ -91,10 +92,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--models", type=int, default=len(BASELINES), help="the first N built-in agents")
+    parser.add_argument("--traces", choices=("on", "off"), default="on", help="keep each run's trace and video")
     args = parser.parse_args()
     load = os.getloadavg()[0]
     data = Path(tempfile.mkdtemp(prefix="bench-course-"))
-    settings = Settings(data_dir=data)
+    settings = Settings(data_dir=data, traces=args.traces == "on")
     with local_services(settings) as services:
         seconds, runs = anyio.run(course, settings, services.lab_url, services.directory_url,
                                   args.concurrency, args.models)
@@ -105,7 +107,7 @@ def main() -> None:
     cut = sum(1 for r in runs if r.status == "cut_short")
     rate, floor_rate = browser_steps / seconds, browser_steps / floor_seconds
     print(f"course: {len(runs)} runs ({passed} passed, {cut} cut short), {browser_steps} browser steps, "
-          f"concurrency {args.concurrency}")
+          f"concurrency {args.concurrency}, traces {args.traces}")
     print(f"course wall-clock {seconds:.1f} s, {rate:.2f} steps/s")
     print(f"floor  wall-clock {floor_seconds:.1f} s, {floor_rate:.2f} steps/s (same steps, no recording)")
     print(f"ratio {rate / floor_rate:.2f} of the floor (goal >= 0.9)   load average {load:.2f} -> "

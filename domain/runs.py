@@ -105,6 +105,20 @@ class Run(Aggregate):
         def apply(self, aggregate: Run) -> None:
             aggregate.status = "cut_short"
 
+    class MediaKept(Aggregate.Event):
+        """The browser run's Playwright trace and video were kept in the blob store, after it ended (the browser
+        writes them when its context closes). Recordings only: no result depends on it. At most one per run."""
+
+        trace: str | None = None
+        """sha256 of the Playwright trace (trace.zip; opens in Playwright's trace viewer) in the blob store."""
+        trace_bytes: int = 0
+        video: str | None = None
+        """sha256 of the run's video (WebM, 480x300) in the blob store."""
+        video_bytes: int = 0
+
+        def apply(self, aggregate: Run) -> None:
+            aggregate.media_kept = True
+
     def __init__(
         self, *, station: str, model: str, course_version: str, week: str, kind: str, attempt: int,
         requested_by: str, repeat: int = 0, task: str = "shop", org: str | None = None,
@@ -117,6 +131,7 @@ class Run(Aggregate):
         self.status: RunStatus = "scheduled"
         self.steps_recorded = 0
         self.verdict: Verdict | None = None
+        self.media_kept = False
 
     @classmethod
     def schedule(
@@ -187,3 +202,12 @@ class Run(Aggregate):
         self.trigger_event(
             self.CutShort, timestamp=at, cause=cause, detail=detail, steps=steps, seconds=seconds
         )
+
+    def keep_media(self, *, trace: str | None, trace_bytes: int, video: str | None, video_bytes: int,
+                   at: datetime) -> None:
+        if not self.is_over:
+            raise RunError(f"run {self.id} is {self.status}; its trace and video are kept once it has ended")
+        if self.media_kept:
+            raise RunError(f"run {self.id} has kept its trace and video already")
+        self.trigger_event(self.MediaKept, timestamp=at, trace=trace, trace_bytes=trace_bytes, video=video,
+                           video_bytes=video_bytes)

@@ -41,6 +41,7 @@ EVENT_CLASSES: tuple[type[Any], ...] = (
     Run.StepRecorded,
     Run.Finished,
     Run.CutShort,
+    Run.MediaKept,
     Correction.Issued,
     Correction.Withdrawn,
     Week.Opened,

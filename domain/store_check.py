@@ -3,8 +3,8 @@
 It reads the whole log in order and stops at the first problem, which it names:
 - every event decodes with this version's schema (a damaged or unknown event is the first problem);
 - every aggregate's versions run 1, 2, 3, … with no gap and no repeat (a lost or doubled event);
-- every blob an event names (step screenshots, element lists, model exchanges, manual-test videos, consent
-  letters) is in the blob store, and its bytes hash to its name;
+- every blob an event names (step screenshots, element lists, model exchanges, runs' traces and videos,
+  manual-test videos, consent letters) is in the blob store, and its bytes hash to its name;
 - every publication recomputes, by replaying the log up to its position, to the sha256 it recorded.
 """
 
@@ -52,6 +52,8 @@ def named_blobs(envelope: Envelope) -> Iterator[str]:
     if envelope.name == "Run.StepRecorded":
         step = payload.step
         yield from (d for d in (step.screenshot, step.elements, step.exchange) if d)
+    elif envelope.name == "Run.MediaKept":
+        yield from (d for d in (payload.trace, payload.video) if d)
     elif envelope.name == "ManualTest.Recorded" and payload.video:
         yield payload.video
     elif envelope.name == "Organisation.ConsentRecorded":

@@ -20,8 +20,8 @@ from adapters.staff_accounts import DESK_ROLES
 from domain.facts import RunFact
 from domain.organisations import OrganisationError
 from web.errors import Forbidden, NotFound
-from web.public.recording import NotPublic, Recording, load_recording, parse_run_id
-from web.public.runs import render_recording
+from web.public.recording import STREAMED, NotPublic, Recording, load_recording, parse_run_id
+from web.public.runs import render_recording, streamed_blob
 from web.site import Site
 from web.staff.guard import account_of, end_session, open_session, render
 from web.staff.session import LIFETIME, MEMBERS, Session
@@ -138,7 +138,9 @@ async def run_blob(request: Request) -> Response:
     digest = request.path_params["digest"]
     media_type = recording.blobs().get(digest)
     if media_type is None:
-        raise NotFound("This run has no such screenshot or element list.")
+        raise NotFound("This run has no such screenshot, element list, trace or video.")
+    if media_type in STREAMED:
+        return await streamed_blob(request, site, recording, digest, {"Cache-Control": "private, no-store"})
     try:
         body = await site.call(site.runtime.blobs.get, digest)
     except KeyError:
@@ -155,5 +157,5 @@ routes = [
     Route("/org/sign-in", sign_in, methods=["GET", "POST"]),
     Route("/org/sign-out", sign_out, methods=["POST"]),
     Route("/org/runs/{run_id:str}", run_page),
-    Route("/org/runs/{run_id:str}/blobs/{digest:str}", run_blob),
+    Route("/org/runs/{run_id:str}/blobs/{digest:str}", run_blob, methods=["GET", "HEAD"]),
 ]

@@ -13,13 +13,16 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 import anyio
 import anyio.to_thread
 
-from adapters.run_recorder import with_retries
+from adapters.blobs import Blobs
+from adapters.browser.session import PlaywrightSession
+from adapters.run_recorder import RecordRunRecorder, with_retries
 from domain.agent_ports import ModelConnectionError
 from domain.episode import CutShort, Episode
 from domain.judge import judge_answer
@@ -31,6 +34,8 @@ from workers.resources import Resources
 
 log = logging.getLogger("canitbuy.worker")
 
+MEDIA_SECONDS = 30.0
+"""How long a run's trace may take to write and its browser context to close before both are given up."""
 LOST_WORKER = "the worker executing this run was lost (its lease lapsed); the run cannot be resumed"
 
 
@@ -111,9 +116,12 @@ async def _execute(res: Resources, run: Run) -> str:
         episode = Episode(session=session, agent=agent, task=task, recorder=recorder, blobs=res.runtime.blobs,
                           clock=time.monotonic, signed=res.agents.signer is not None)
         result = await episode.run()
-    finally:
+    except BaseException:
         with anyio.CancelScope(shield=True):
             await _close_quietly(session)
+        raise
+    with anyio.CancelScope(shield=True):
+        await _keep_media(res, session, recorder)
     if isinstance(result, CutShort):
         if result.cause == "our_error":
             res.browser_suspect()  # a crashed Chromium is relaunched before the next run
@@ -139,6 +147,41 @@ async def _read(res: Resources, run: Run, task: Any, began: float) -> str:
     verdict: Verdict = judge_answer(result.answer, pages=result.fetched)
     await recorder.finished(verdict, steps=0, seconds=round(time.monotonic() - began, 3))
     return "passed" if verdict.passed else "failed"
+
+
+async def _keep_media(res: Resources, session: PlaywrightSession, recorder: RecordRunRecorder) -> None:
+    """Close the ended run's browser and keep its trace and video: into the blob store, then named on the run.
+    Losing them (a crashed browser, a full disk) loses no result: it is logged, and the run stands as recorded."""
+    try:
+        with anyio.fail_after(MEDIA_SECONDS):
+            files = await session.close_keeping_media()
+    except Exception:  # noqa: BLE001 - a browser that cannot write its trace is still closed, and nothing lost
+        log.warning("run %s: its trace and video could not be written", recorder.run_id, exc_info=True)
+        await _close_quietly(session)
+        return
+    try:
+        if files.trace is None and files.video is None:
+            return
+        blobs = res.runtime.blobs
+        kept = await anyio.to_thread.run_sync(_put_media, blobs, files.trace, files.video)
+        await recorder.media_kept(trace=kept[0][0], trace_bytes=kept[0][1], video=kept[1][0],
+                                  video_bytes=kept[1][1])
+    except Exception:  # noqa: BLE001 - the run is recorded; only its trace and video are lost
+        log.warning("run %s: its trace and video could not be kept", recorder.run_id, exc_info=True)
+    finally:
+        session.discard_media()
+
+
+def _put_media(blobs: Blobs, trace: Path | None, video: Path | None) -> tuple[tuple[str | None, int], ...]:
+    """Each file's digest and size once it is in the blob store (the file itself moved away)."""
+    kept: list[tuple[str | None, int]] = []
+    for path in (trace, video):
+        if path is None:
+            kept.append((None, 0))
+            continue
+        size = path.stat().st_size
+        kept.append((blobs.put_file(path), size))
+    return tuple(kept)
 
 
 async def _close_quietly(session: Any) -> None:

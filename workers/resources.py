@@ -16,8 +16,9 @@ from urllib.parse import urlsplit
 import anyio
 
 from adapters.browser.playwright_browser import PlaywrightBrowser
+from adapters.browser.session import PlaywrightSession
 from adapters.wiring import Runtime
-from domain.agent_ports import Agent, BrowserSession, Reader, Task, TaskKind
+from domain.agent_ports import Agent, Reader, Task, TaskKind
 from domain.arc_judge import arc_task
 from domain.course import load_course
 from domain.judge import BRIEF_MAX_TOTAL_CENTS
@@ -27,6 +28,8 @@ from workers.agents import AgentFactory
 from workers.leases import DEFAULT_LEASE_SECONDS, LeaseStore
 
 log = logging.getLogger("canitbuy.worker")
+MEDIA_FOLDER = "media-in-progress"
+"""Under the data folder: each browser run's trace and video while it runs, before they go to the blob store."""
 
 
 def worker_name() -> str:
@@ -92,13 +95,17 @@ class Resources:
         """A run failed in a way a dead browser explains: check it before the next run."""
         self._suspect = True
 
-    async def browser_session(self, store_url: str) -> BrowserSession:
+    async def browser_session(self, store_url: str) -> PlaywrightSession:
+        """A fresh context; it keeps a trace and video (in a folder under the data folder, so moving them into
+        a folder blob store is a rename) unless CANITBUY_TRACES=off."""
         async with self._lock:
             if self._browser is None or (self._suspect and not _connected(self._browser)):
                 await self._relaunch()
             self._suspect = False
         assert self._browser is not None
-        return await self._browser.session(store_url)
+        settings = self.runtime.settings
+        return await self._browser.session(store_url, media_dir=settings.data_dir / MEDIA_FOLDER
+                                           if settings.traces else None)
 
     async def _relaunch(self) -> None:
         if self._browser is not None:
@@ -108,8 +115,9 @@ class Resources:
                     await self._browser.stop()
                 except Exception:  # noqa: BLE001 - the old one is dead already
                     log.debug("stopping a dead browser failed", exc_info=True)
+        settings = self.runtime.settings
         self._browser = await PlaywrightBrowser(
-            self.agents.signer, executable=self.runtime.settings.chromium_path
+            self.agents.signer, executable=settings.chromium_path, playwright_dir=settings.playwright_dir
         ).start()
 
     async def aclose(self) -> None:

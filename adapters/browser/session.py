@@ -6,8 +6,10 @@ import asyncio
 import base64
 import contextlib
 import json
+import shutil
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -16,6 +18,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from adapters.botauth import BotAuthSigner
 from adapters.browser.actions import carry_out
+from adapters.browser.media import MediaFiles
 from domain.actions import Action
 from domain.observation import Observation, PageProbe
 
@@ -37,6 +40,7 @@ _PROBE = """() => {
   return [location.href, m ? m.getAttribute('content') : null, text('nordlys-order'), text('nordlys-cart'),
           text('nordlys-receipt')];
 }"""
+_PROBE_EXPRESSION = f"({_PROBE})()"
 RECEIPT_HEADER = "nordlys-receipt"
 _observation = msgspec.convert
 _decode = msgspec.json.decode
@@ -45,6 +49,16 @@ _decode = msgspec.json.decode
 @cache
 def observe_script() -> str:
     return (resources.files("adapters.browser") / "observe.js").read_text()
+
+
+class ScriptError(RuntimeError):
+    """A harness read threw in the page (a page that broke what the script relies on)."""
+
+
+@cache
+def observe_expression() -> str:
+    """observe_call() applied to the harness's limits: one expression, as the CDP session evaluates it."""
+    return f"({observe_call()})({json.dumps([MAX_TEXT, MAX_ELEMENTS])})"
 
 
 @cache
@@ -57,8 +71,10 @@ def observe_call() -> str:
 
 class PlaywrightSession:
     def __init__(self, context: BrowserContext, page: Page, cdp: CDPSession, signer: BotAuthSigner | None,
-                 authority: str) -> None:
+                 authority: str, media_dir: Path | None = None) -> None:
         self._context, self._page, self._cdp = context, page, cdp
+        self._media_dir = media_dir
+        """The run's own folder for its trace and video while it runs; None when they are not kept."""
         self._signer, self._authority = signer, authority
         self._status = 200
         self._receipt_header: str | None = None
@@ -70,8 +86,8 @@ class PlaywrightSession:
 
     @classmethod
     async def create(cls, context: BrowserContext, page: Page, signer: BotAuthSigner | None,
-                     authority: str) -> PlaywrightSession:
-        return cls(context, page, await context.new_cdp_session(page), signer, authority)
+                     authority: str, media_dir: Path | None = None) -> PlaywrightSession:
+        return cls(context, page, await context.new_cdp_session(page), signer, authority, media_dir)
 
     def _started(self, request: Request) -> None:
         self._inflight.add(request)
@@ -126,19 +142,33 @@ class PlaywrightSession:
     async def _read(self) -> dict[str, Any]:
         with contextlib.suppress(PlaywrightError):  # a slow page is read as far as it got
             await self._page.wait_for_load_state("domcontentloaded", timeout=10000)
-        text = await self._page.evaluate(observe_call(), [MAX_TEXT, MAX_ELEMENTS])
-        with contextlib.suppress(msgspec.DecodeError, TypeError):
-            result = _decode(text)
+        with contextlib.suppress(msgspec.DecodeError, TypeError, ScriptError):
+            result = _decode(await self._harness_read(observe_expression()))
             if isinstance(result, dict) and isinstance(result.get("elements"), list):
                 return result
         # The page changed JSON.stringify or a prototype's toJSON (old libraries did): read it as objects.
         found: dict[str, Any] = await self._page.evaluate(observe_script(), [MAX_TEXT, MAX_ELEMENTS])
         return found
 
+    async def _harness_read(self, expression: str) -> Any:
+        """The value of an expression evaluated in the page's main world through the run's CDP session.
+
+        The harness's own reads (the observation, the judge's probe) go this way rather than through
+        `page.evaluate`: Playwright's trace records every API call with DOM snapshots before and after it, which
+        made each read three times as slow; the trace is of what the agent did (its actions, the pages, the
+        network), and the reads are in the run's events anyway. A page's script error raises ScriptError; a
+        navigation during the read raises Playwright's own error (`context was destroyed`), as page.evaluate."""
+        answer = await self._cdp.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
+                                                           "awaitPromise": True})
+        if "exceptionDetails" in answer:
+            details = answer["exceptionDetails"]
+            raise ScriptError(details.get("exception", {}).get("description") or details.get("text", "error"))
+        return answer["result"].get("value")
+
     async def probe(self) -> PageProbe:
         try:
-            url, marker, order, cart, receipt = await self._page.evaluate(_PROBE)
-        except PlaywrightError:
+            url, marker, order, cart, receipt = await self._harness_read(_PROBE_EXPRESSION)
+        except (PlaywrightError, ScriptError):
             await self._page.wait_for_load_state("domcontentloaded", timeout=10000)
             url, marker, order, cart, receipt = await self._page.evaluate(_PROBE)
         checkout_open = marker == "open"
@@ -178,4 +208,34 @@ class PlaywrightSession:
         return await self._page.evaluate(script)
 
     async def close(self) -> None:
+        """Close the context; a trace and video being kept are thrown away (see `close_keeping_media`)."""
+        try:
+            await self._context.close()
+        finally:
+            self.discard_media()
+
+    async def close_keeping_media(self) -> MediaFiles:
+        """Stop the trace, close the context (which finishes the video) and return both files; they are the
+        caller's to move away (the folder they lie in goes with `discard_media`). Either is None when it was not
+        kept or the browser could not write it (a crashed Chromium writes neither)."""
+        folder = self._media_dir
+        if folder is None:
+            await self._context.close()
+            return MediaFiles(trace=None, video=None)
+        trace: Path | None = folder / "trace.zip"
+        try:
+            await self._context.tracing.stop(path=str(trace))
+        except PlaywrightError:
+            trace = None
         await self._context.close()
+        video = None
+        if self._page.video is not None:
+            with contextlib.suppress(PlaywrightError):
+                video = Path(await self._page.video.path())
+        return MediaFiles(trace=trace if trace is not None and trace.is_file() else None,
+                          video=video if video is not None and video.is_file() else None)
+
+    def discard_media(self) -> None:
+        """Remove what is left of the run's media folder (files not moved into the blob store)."""
+        if self._media_dir is not None:
+            shutil.rmtree(self._media_dir, ignore_errors=True)

@@ -31,6 +31,7 @@ ALL = "*"
 """Affects every week."""
 NONE: frozenset[str] = frozenset()
 STEP = "Run.StepRecorded"
+MEDIA = "Run.MediaKept"
 SKIMMED: frozenset[str] = frozenset({STEP})
 """Events whose payload the fold never reads: read them with `Record.read_log(skim=SKIMMED)`."""
 
@@ -228,8 +229,11 @@ def scheduled(run_id: str, p: Any, position: int) -> RunFact:
 
 
 def fold_run(run: RunFact, name: str, p: Any, position: int) -> bool:
-    """Apply a later event of the run (Run.Started, .StepRecorded, .Finished, .CutShort; a skimmed step's
-    payload is never read); True when it can change the week's documents (an end, or a start in another week)."""
+    """Apply a later event of the run (Run.Started, .StepRecorded, .Finished, .CutShort, .MediaKept; a skimmed
+    step's payload is never read); True when it can change the week's documents (an end, or a start in another
+    week). The trace and video change nothing but the recording."""
+    if name == MEDIA:
+        return False
     run.position = position
     if name == STEP:
         run.steps += 1

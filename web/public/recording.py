@@ -67,6 +67,22 @@ class PrivateTest(msgspec.Struct, kw_only=True):
     """True when a written consent made it public."""
 
 
+class RunMedia(msgspec.Struct, kw_only=True):
+    """A browser run's Playwright trace and video, kept in the blob store when it ended (Run.MediaKept)."""
+
+    trace: str | None = None
+    """sha256 of trace.zip (opens in Playwright's trace viewer)."""
+    trace_bytes: int = 0
+    video: str | None = None
+    """sha256 of the WebM video."""
+    video_bytes: int = 0
+
+
+TRACE_TYPE, VIDEO_TYPE = "application/zip", "video/webm"
+STREAMED = frozenset({TRACE_TYPE, VIDEO_TYPE})
+"""Media types served in pieces with byte ranges (a video is seeked, a trace may be megabytes)."""
+
+
 class Recording(msgspec.Struct, kw_only=True):
     """The public recording of one run (the body of /api/runs/{id}.json, with format and licence added)."""
 
@@ -76,6 +92,8 @@ class Recording(msgspec.Struct, kw_only=True):
     position: int
     """The run's aggregate version: it changes when the run records something new."""
     private_test: PrivateTest | None = None
+    media: RunMedia | None = None
+    """The run's trace and video; absent for runs that kept none (readers, older runs, CANITBUY_TRACES=off)."""
 
     def blobs(self) -> dict[str, str]:
         """Digest to media type of every blob the run references: the only blobs it may serve."""
@@ -87,6 +105,11 @@ class Recording(msgspec.Struct, kw_only=True):
                 found[step.elements] = "application/json"
             if step.exchange:
                 found[step.exchange] = "application/json"
+        if self.media is not None:
+            if self.media.trace:
+                found[self.media.trace] = TRACE_TYPE
+            if self.media.video:
+                found[self.media.video] = VIDEO_TYPE
         return found
 
 
@@ -117,13 +140,17 @@ def load_recording(record: Record, run_id: UUID, sees_org: SeesOrg = nobody) -> 
     private = _private_test(record, first, str(run_id), sees_org) if first.org is not None else None
     fact = scheduled(str(run_id), first, first.originator_version)
     steps: list[StepRecord] = []
+    media: RunMedia | None = None
     for event in events[1:]:  # the one fold of a run's events, the projections' and the workers' too
         name = f"Run.{type(event).__name__}"
         fold_run(fact, name, event, event.originator_version)
         if isinstance(event, Run.StepRecorded):
             steps.append(event.step)
+        elif isinstance(event, Run.MediaKept):
+            media = RunMedia(trace=event.trace, trace_bytes=event.trace_bytes, video=event.video,
+                             video_bytes=event.video_bytes)
     return Recording(run=_summary(fact, len(steps)), steps=steps, verdict=fact.verdict,
-                     position=events[-1].originator_version, private_test=private)
+                     position=events[-1].originator_version, private_test=private, media=media)
 
 
 def _summary(fact: RunFact, recorded: int) -> RunSummary:
@@ -176,6 +203,8 @@ def recording_json(recording: Recording) -> bytes:
     for step in body["steps"]:
         if step.get("exchange") is None:
             step.pop("exchange", None)
+    if body.get("media") is None:  # runs without a trace and video keep the bytes they always had
+        body.pop("media", None)
     label = body.pop("private_test")  # public runs keep the shape (and bytes) they always had
     if label is not None:
         body["private_test"] = {"org": label["org"], "name": label["name"], "target_url": label["target_url"],

@@ -17,8 +17,11 @@ from domain.arc_judge import ARC_TASK
 from domain.course import UnknownCourseError, load_course
 from domain.projections.logs import CorrectionsLog
 from domain.tasks import shopper_brief, task_text
+from web.blob_ranges import blob_response
 from web.errors import NotFound
 from web.public.recording import (
+    STREAMED,
+    TRACE_TYPE,
     ExchangeView,
     NotPublic,
     Recording,
@@ -88,7 +91,7 @@ def render_recording(site: Site, recording: Recording, blob_base: str = "/runs/"
         "stage_name": course.stage_name(verdict.stage) if course and verdict and verdict.stage else None,
         "outcome_words": OUTCOME_WORDS.get(verdict.outcome, verdict.outcome) if verdict else None,
         "corrections": corrections, "private_test": recording.private_test,
-        "blob_base": blob_base,
+        "blob_base": blob_base, "media": recording.media,
         "tokens": sum(s.tokens_in + s.tokens_out for s in recording.steps),
         "cost": sum(s.cost_usd for s in recording.steps),
         **(extra or {}),
@@ -112,19 +115,35 @@ async def run_blob(request: Request) -> Response:
     recording = await recording_of(site, request.path_params["run_id"])
     media_type = recording.blobs().get(digest)
     if media_type is None:
-        raise NotFound("This run has no such screenshot or element list.")
-    try:
-        body = await site.call(site.runtime.blobs.get, digest)
-    except KeyError:
-        raise NotFound("The blob is referenced by the run but missing from the store.") from None
+        raise NotFound("This run has no such screenshot, element list, trace or video.")
     etag = f'"{digest[:32]}"'
     headers = {"ETag": etag, "Cache-Control": "public, max-age=31536000, immutable"}
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=headers)
+    if media_type in STREAMED:
+        return await streamed_blob(request, site, recording, digest, headers)
+    try:
+        body = await site.call(site.runtime.blobs.get, digest)
+    except KeyError:
+        raise NotFound("The blob is referenced by the run but missing from the store.") from None
     return Response(body, media_type=media_type, headers=headers)
+
+
+async def streamed_blob(request: Request, site: Site, recording: Recording, digest: str,
+                        headers: dict[str, str]) -> Response:
+    """A run's trace or video (the caller checked the run may be seen), in pieces, with byte ranges; the trace
+    is offered as a download named after the run."""
+    media_type = recording.blobs()[digest]
+    try:
+        size = await site.call(site.runtime.blobs.size, digest)
+    except KeyError:
+        raise NotFound("The blob is referenced by the run but missing from the store.") from None
+    if media_type == TRACE_TYPE:
+        headers = {**headers, "Content-Disposition": f'attachment; filename="trace-{recording.run.id}.zip"'}
+    return blob_response(request, site.runtime.blobs, digest, size, media_type, headers)
 
 
 routes = [
     Route("/runs/{run_id:str}", run_page),
-    Route("/runs/{run_id:str}/blobs/{digest:str}", run_blob),
+    Route("/runs/{run_id:str}/blobs/{digest:str}", run_blob, methods=["GET", "HEAD"]),
 ]

@@ -1,0 +1,53 @@
+"""A run names its trace and video once, after it has ended; the event changes no week's facts and decodes
+with the public schema (older events, without it, decode as ever)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import msgspec
+import pytest
+
+from domain.projections.fold import LogState, fold_run, scheduled
+from domain.runs import Run, RunError
+from domain.schema import Envelope, encode_payload, payload_decoder
+from domain.verdicts import Verdict
+
+AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+TRACE, VIDEO = "a" * 64, "b" * 64
+
+
+def ended_run() -> Run:
+    run = Run.schedule(station="s01", model="baseline-robust", course_version="2.1", week="2026-W49",
+                       kind="browser", requested_by="test", at=AT)
+    run.start(worker="w", browser_version="chromium", agent_version="a", at=AT)
+    run.finish(Verdict(passed=False, outcome="stopped"), steps=0, seconds=1.0, at=AT)
+    return run
+
+
+def test_a_run_keeps_its_media_once_and_only_after_it_ended() -> None:
+    running = Run.schedule(station="s01", model="baseline-robust", course_version="2.1", week="2026-W49",
+                           kind="browser", requested_by="test", at=AT)
+    with pytest.raises(RunError, match="kept once it has ended"):
+        running.keep_media(trace=TRACE, trace_bytes=10, video=VIDEO, video_bytes=20, at=AT)
+    run = ended_run()
+    run.keep_media(trace=TRACE, trace_bytes=10, video=VIDEO, video_bytes=20, at=AT)
+    assert run.media_kept
+    with pytest.raises(RunError, match="already"):
+        run.keep_media(trace=TRACE, trace_bytes=10, video=VIDEO, video_bytes=20, at=AT)
+
+
+def test_the_event_decodes_with_the_schema_and_changes_no_weeks_facts() -> None:
+    run = ended_run()
+    run.keep_media(trace=TRACE, trace_bytes=10, video=None, video_bytes=0, at=AT)
+    events = run.collect_events()
+    kept = events[-1]
+    state = {k: v for k, v in vars(kept).items() if k not in ("originator_id", "originator_version")}
+    payload = payload_decoder("Run.MediaKept").decode(encode_payload(state))
+    assert (payload.trace, payload.trace_bytes, payload.video, payload.video_bytes) == (TRACE, 10, None, 0)
+    fact = scheduled(str(run.id), events[0], 1)
+    before = msgspec.structs.asdict(fact)
+    assert fold_run(fact, "Run.MediaKept", payload, 5) is False
+    assert msgspec.structs.asdict(fact) == before
+    state_of_log = LogState()
+    assert state_of_log.apply(Envelope(5, str(run.id), 5, "Run.MediaKept", payload)) == frozenset()
