@@ -13,6 +13,7 @@ from eventsourcing.postgres import PostgresApplicationRecorder
 from psycopg import sql
 from psycopg.rows import tuple_row
 
+from adapters.pg_recorder import TOPIC as ONE_TRIP_FACTORY
 from adapters.private_files import private_file
 from adapters.settings import Settings
 from domain.record import Clock, Notification, Record, utc_now
@@ -42,7 +43,7 @@ def postgres_env(url: str) -> dict[str, str]:
         raise StoreConfigError("CANITBUY_DATABASE_URL names no database (postgresql://host:5432/NAME)")
     query = parse_qs(parsed.query)
     env = {
-        "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        "PERSISTENCE_MODULE": ONE_TRIP_FACTORY,  # the library's, saving in one round trip (adapters/pg_recorder.py)
         "POSTGRES_DBNAME": dbname,
         "POSTGRES_HOST": parsed.hostname or "127.0.0.1",
         "POSTGRES_PORT": str(parsed.port or 5432),
