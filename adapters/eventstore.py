@@ -64,7 +64,9 @@ class PostgresLogSource:
     """The notification log read straight from the events table as plain tuples.
 
     The recorder's `select_notifications` builds a dict row, a Notification and a UUID for every event; a
-    replay spent about a quarter of its time on that. Same rows, same order, same bytes.
+    replay spent about a quarter of its time on that. Same rows, same order, same bytes. The rows come in
+    PostgreSQL's binary format: in text, every payload travels hex-encoded (twice its size) and is decoded back,
+    which was most of the reading's time (issue 12: 1.5 s against 0.6 s for 39k events).
     """
 
     def __init__(self, recorder: PostgresApplicationRecorder) -> None:
@@ -83,9 +85,9 @@ class PostgresLogSource:
     def notifications(self, after: int, limit: int, stop: int | None) -> list[Notification]:
         with self.datastore.get_connection() as conn, conn.cursor(row_factory=tuple_row) as cursor:
             if stop is None:
-                cursor.execute(self._open, (after, limit), prepare=True)
+                cursor.execute(self._open, (after, limit), prepare=True, binary=True)
             else:
-                cursor.execute(self._bounded, (after, stop, limit), prepare=True)
+                cursor.execute(self._bounded, (after, stop, limit), prepare=True, binary=True)
             return cursor.fetchall()
 
 
