@@ -13,6 +13,7 @@ from eventsourcing.postgres import PostgresApplicationRecorder
 from psycopg import sql
 from psycopg.rows import tuple_row
 
+from adapters.pg_recorder import TOPIC as ONE_TRIP_FACTORY
 from adapters.private_files import private_file
 from adapters.settings import Settings
 from domain.record import Clock, Notification, Record, utc_now
@@ -42,7 +43,7 @@ def postgres_env(url: str) -> dict[str, str]:
         raise StoreConfigError("CANITBUY_DATABASE_URL names no database (postgresql://host:5432/NAME)")
     query = parse_qs(parsed.query)
     env = {
-        "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        "PERSISTENCE_MODULE": ONE_TRIP_FACTORY,  # the library's, saving in one round trip (adapters/pg_recorder.py)
         "POSTGRES_DBNAME": dbname,
         "POSTGRES_HOST": parsed.hostname or "127.0.0.1",
         "POSTGRES_PORT": str(parsed.port or 5432),
@@ -63,7 +64,9 @@ class PostgresLogSource:
     """The notification log read straight from the events table as plain tuples.
 
     The recorder's `select_notifications` builds a dict row, a Notification and a UUID for every event; a
-    replay spent about a quarter of its time on that. Same rows, same order, same bytes.
+    replay spent about a quarter of its time on that. Same rows, same order, same bytes. The rows come in
+    PostgreSQL's binary format: in text, every payload travels hex-encoded (twice its size) and is decoded back,
+    which was most of the reading's time (issue 12: 1.5 s against 0.6 s for 39k events).
     """
 
     def __init__(self, recorder: PostgresApplicationRecorder) -> None:
@@ -82,9 +85,9 @@ class PostgresLogSource:
     def notifications(self, after: int, limit: int, stop: int | None) -> list[Notification]:
         with self.datastore.get_connection() as conn, conn.cursor(row_factory=tuple_row) as cursor:
             if stop is None:
-                cursor.execute(self._open, (after, limit), prepare=True)
+                cursor.execute(self._open, (after, limit), prepare=True, binary=True)
             else:
-                cursor.execute(self._bounded, (after, stop, limit), prepare=True)
+                cursor.execute(self._bounded, (after, stop, limit), prepare=True, binary=True)
             return cursor.fetchall()
 
 
