@@ -18,9 +18,9 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from domain.dataset import WeekDataset
-from domain.dataset_card import FILES, card
-from domain.dataset_tables import TABLES, Column, Row
+from domain.projections.dataset import WeekDataset
+from domain.projections.dataset_card import FILES, card
+from domain.projections.dataset_tables import TABLES, Column, Row
 
 _TYPES = {
     "string": pa.string(), "int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(),

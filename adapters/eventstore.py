@@ -16,7 +16,7 @@ from psycopg.rows import tuple_row
 from adapters.pg_recorder import TOPIC as ONE_TRIP_FACTORY
 from adapters.private_files import private_file
 from adapters.settings import Settings
-from domain.record import Clock, Notification, Record, utc_now
+from domain.eventlog.record import Clock, Notification, Record, utc_now
 
 log = logging.getLogger(__name__)
 

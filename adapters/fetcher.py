@@ -16,7 +16,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from domain.verdicts import FetchedPage
+from domain.agent.verdicts import FetchedPage
 
 USER_AGENT = "CanItBuyAgent/1.0"
 MAX_PAGES = 20

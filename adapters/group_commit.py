@@ -30,7 +30,7 @@ from typing import Any
 from eventsourcing.application import Application
 from eventsourcing.persistence import IntegrityError
 
-from domain.record import Record
+from domain.eventlog.record import Record
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ from adapters.agents.reading import BuiltinReader
 from adapters.models.client import HttpxModelClient
 from adapters.models.reader import ModelReader
 from adapters.settings import Settings
-from domain.agent_ports import Reader
-from domain.lineup import Entrant
-from domain.ports import BlobStore
+from domain.agent.agent_ports import Reader
+from domain.agent.lineup import Entrant
+from domain.agent.ports import BlobStore
 
 
 def build_reader(model: str, store_url: str, *, settings: Settings, blobs: BlobStore,

@@ -11,12 +11,12 @@ from collections.abc import Iterable, Sequence
 import msgspec
 
 from adapters.sqldb import Tx
-from domain.facts import CorrectionFact, OrganisationFact, PublicationFact, ReleaseFact, RunFact, WeekFacts
+from domain.eventlog.schema import Envelope
 from domain.projections.documents import NoCourseError, week_documents
+from domain.projections.facts import CorrectionFact, OrganisationFact, PublicationFact, ReleaseFact, RunFact, WeekFacts
 from domain.projections.fold import ALL, LogState
 from domain.projections.repeats import repeats_bytes
-from domain.schema import Envelope
-from domain.weeks import WeekError
+from domain.week.weeks import WeekError
 
 _TABLES = (
     "rm_tracking", "rm_runs", "rm_corrections", "rm_releases", "rm_labels", "rm_week_ids", "rm_weeks",

@@ -33,15 +33,15 @@ import msgspec
 from adapters.readmodel_tables import Tables
 from adapters.settings import Settings
 from adapters.sqldb import SqlDb
-from domain.facts import OrganisationFact, PublicationFact, RunFact
+from domain.eventlog.record import Record, UndecodableEventError, UnknownRunError
+from domain.eventlog.schema import Envelope
 from domain.projections import logs
 from domain.projections.documents import Matrix, WeekDocuments
+from domain.projections.facts import OrganisationFact, PublicationFact, RunFact
 from domain.projections.fold import SKIMMED, LogState
 from domain.projections.repeats import repeats_bytes as repeats_document_bytes
-from domain.publications import standing
-from domain.publishing import NotPublishedError, UnknownWeekError, documents_as_published
-from domain.record import Record, UndecodableEventError, UnknownRunError
-from domain.schema import Envelope
+from domain.week.publications import standing
+from domain.week.publishing import NotPublishedError, UnknownWeekError, documents_as_published
 
 Progress = Callable[[int, int], None]
 _matrix = msgspec.json.Decoder(Matrix).decode

@@ -15,7 +15,7 @@ import httpx
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from domain.receipts import ReceiptCheck, ReceiptRefused, verify_receipt
+from domain.leaderboards.receipts import ReceiptCheck, ReceiptRefused, verify_receipt
 
 RECEIPT_KEYS_PATH = "/.well-known/nordlys-receipt-keys"
 MAX_JWKS_BYTES = 64 * 1024
@@ -28,7 +28,7 @@ class ReceiptKeysError(Exception):
 
 
 def cryptography_ed25519_check(public_key: bytes, signature: bytes, message: bytes) -> bool:
-    """domain.receipts.Ed25519Check made of `cryptography`."""
+    """domain.leaderboards.receipts.Ed25519Check made of `cryptography`."""
     try:
         Ed25519PublicKey.from_public_bytes(public_key).verify(signature, message)
     except (InvalidSignature, ValueError):

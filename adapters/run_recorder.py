@@ -17,10 +17,10 @@ from uuid import UUID
 import anyio.to_thread
 
 from adapters.group_commit import GroupCommitter
-from domain.ports import StepRecord
-from domain.record import Record
-from domain.runs import Run
-from domain.verdicts import CutShortCause, Verdict
+from domain.agent.ports import StepRecord
+from domain.agent.runs import Run
+from domain.agent.verdicts import CutShortCause, Verdict
+from domain.eventlog.record import Record
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -2,7 +2,7 @@
 
 `build_runtime(settings)` opens the record (SQLite or PostgreSQL), its read models and the blob store. Each process
 (the site's lifespan, a worker's start, a CLI command) builds one runtime and hands it down: nothing else opens a
-record or a second set of read models. Commands go to domain/handlers.py with the runtime's record. No I/O
+record or a second set of read models. Commands go to domain/eventlog/handlers.py with the runtime's record. No I/O
 happens at import time; callers close the runtime when done (it is a context manager).
 """
 
@@ -17,8 +17,8 @@ from adapters.group_commit import GroupCommitter
 from adapters.readmodels import ReadModels
 from adapters.run_recorder import RecordRunRecorder, with_retries
 from adapters.settings import Settings
-from domain.record import Record
-from domain.weeks import Clock, system_clock
+from domain.eventlog.record import Record
+from domain.week.weeks import Clock, system_clock
 
 
 @dataclass

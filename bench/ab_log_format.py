@@ -23,11 +23,11 @@ from bench_replay import raw_read  # noqa: E402
 from synthetic import SyntheticClock, fresh_database, write_history  # noqa: E402
 
 from adapters.eventstore import PostgresLogSource, postgres_env, use_fast_log  # noqa: E402
+from domain.eventlog.record import Notification, Record  # noqa: E402
+from domain.eventlog.store_check import check_store  # noqa: E402
 from domain.projections.documents import week_documents  # noqa: E402
 from domain.projections.repeats import repeats_bytes  # noqa: E402
-from domain.publishing import replay  # noqa: E402
-from domain.record import Notification, Record  # noqa: E402
-from domain.store_check import check_store  # noqa: E402
+from domain.week.publishing import replay  # noqa: E402
 
 
 class TextLogSource(PostgresLogSource):

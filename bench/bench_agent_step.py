@@ -26,15 +26,15 @@ from adapters.browser.playwright_browser import PlaywrightBrowser
 from adapters.browser.session import SCREENSHOT, observe_expression
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
-from domain.actions import Scroll
-from domain.agent_ports import Decision, Task, station_task
-from domain.commands import ScheduleRun
-from domain.course import load_course
-from domain.episode import Episode
-from domain.handlers import schedule_runs
-from domain.observation import Observation
-from domain.ports import StepRecord
-from domain.weeks import week_of
+from domain.agent.actions import Scroll
+from domain.agent.agent_ports import Decision, Task, station_task
+from domain.agent.episode import Episode
+from domain.agent.observation import Observation
+from domain.agent.ports import StepRecord
+from domain.courses.course import load_course
+from domain.eventlog.commands import ScheduleRun
+from domain.eventlog.handlers import schedule_runs
+from domain.week.weeks import week_of
 from lab.server import LabServer
 
 PAGES = ("/", "/products/aero-run-2", "/products/aero-run-2?colour=black&size=42", "/help/delivery")

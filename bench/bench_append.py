@@ -40,9 +40,9 @@ from adapters.blobs import open_blobs  # noqa: E402
 from adapters.eventstore import postgres_env  # noqa: E402
 from adapters.settings import Settings  # noqa: E402
 from adapters.wiring import Runtime, build_runtime  # noqa: E402
-from domain.record import Record  # noqa: E402
-from domain.runs import Run  # noqa: E402
-from domain.schema import encode_payload  # noqa: E402
+from domain.agent.runs import Run  # noqa: E402
+from domain.eventlog.record import Record  # noqa: E402
+from domain.eventlog.schema import encode_payload  # noqa: E402
 
 STEPS = 16
 
@@ -95,7 +95,7 @@ def raw(url: str, runs: int, concurrency: int) -> float:
                     cur.executemany(
                         "INSERT INTO raw_events (originator_id, originator_version, topic, state) "
                         "VALUES (%s, %s, %s, %s)",
-                        [(i, version, "domain.runs:Run.StepRecorded", state) for i in ids],
+                        [(i, version, "domain.agent.runs:Run.StepRecorded", state) for i in ids],
                     )
     return runs * STEPS / (time.perf_counter() - began)
 

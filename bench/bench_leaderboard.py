@@ -50,7 +50,7 @@ def fill_the_board(data_dir: Path, count: int) -> None:
 
     from adapters.settings import Settings
     from adapters.wiring import build_runtime
-    from domain.arc_validation import check_submission
+    from domain.leaderboards.arc_validation import check_submission
 
     now = datetime.now(UTC)
     with build_runtime(Settings(data_dir=data_dir, site_secret="bench secret " * 4)) as runtime:

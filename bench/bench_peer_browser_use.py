@@ -186,8 +186,8 @@ async def main(steps: int, rounds: int, bu_python: str, bu_version: str) -> None
     from adapters.browser.playwright_browser import PlaywrightBrowser
     from adapters.settings import Settings
     from adapters.wiring import build_runtime
-    from domain.agent_ports import station_task
-    from domain.course import load_course
+    from domain.agent.agent_ports import station_task
+    from domain.courses.course import load_course
     from lab.server import LabServer
 
     work = Path(tempfile.mkdtemp(prefix="canitbuy-bench-peer-"))

@@ -31,12 +31,12 @@ from synthetic import SyntheticClock, fresh_database, write_history  # noqa: E40
 from adapters.eventstore import postgres_env, use_fast_log  # noqa: E402
 from adapters.readmodels import ReadModels  # noqa: E402
 from adapters.settings import Settings  # noqa: E402
-from domain.commands import PublishWeek  # noqa: E402
+from domain.eventlog.commands import PublishWeek  # noqa: E402
+from domain.eventlog.record import Record  # noqa: E402
+from domain.eventlog.store_check import check_store  # noqa: E402
 from domain.projections.documents import week_documents  # noqa: E402
 from domain.projections.repeats import repeats_bytes  # noqa: E402
-from domain.publishing import publish_week, replay  # noqa: E402
-from domain.record import Record  # noqa: E402
-from domain.store_check import check_store  # noqa: E402
+from domain.week.publishing import publish_week, replay  # noqa: E402
 
 
 def raw_read(url: str, page: int, binary: bool = False) -> int:

@@ -9,13 +9,13 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 
-from domain.actions import Click
-from domain.course import load_course
-from domain.ports import StepRecord
-from domain.record import Record
-from domain.runs import Run
-from domain.verdicts import Verdict
-from domain.weeks import next_week, week_start
+from domain.agent.actions import Click
+from domain.agent.ports import StepRecord
+from domain.agent.runs import Run
+from domain.agent.verdicts import Verdict
+from domain.courses.course import load_course
+from domain.eventlog.record import Record
+from domain.week.weeks import next_week, week_start
 
 COURSE = load_course()
 MODELS = ["claude-haiku-5.5", "gemini-3.8-flash", "gpt-6-luna", "nova-2-lite", "qwen-3.8-flash"]

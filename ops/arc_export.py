@@ -15,12 +15,12 @@ import jsonschema  # type: ignore[import-untyped]
 import msgspec
 
 from adapters.wiring import Runtime
-from domain.arc import SubmissionProblem
-from domain.arc_batches import ArcBatch, load_batch
-from domain.arc_export import RunEnd, submission_of
-from domain.arc_export import run_end as end_of
-from domain.arc_schema import arc_schema, course_schema
-from domain.arc_validation import parse_submission
+from domain.leaderboards.arc import SubmissionProblem
+from domain.leaderboards.arc_batches import ArcBatch, load_batch
+from domain.leaderboards.arc_export import RunEnd, submission_of
+from domain.leaderboards.arc_export import run_end as end_of
+from domain.leaderboards.arc_schema import arc_schema, course_schema
+from domain.leaderboards.arc_validation import parse_submission
 
 
 class UnknownBatchError(LookupError):

@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from domain.arc import ARC_TEST_SET, COURSE_TEST_SET, TestItem, TestSet, test_set_named
+from domain.leaderboards.arc import ARC_TEST_SET, COURSE_TEST_SET, TestItem, TestSet, test_set_named
 
 PUBLIC_LAB_DOMAIN = "lab.canitbuy.com"
 _STATION = re.compile(r"^s(0[1-9]|1[0-8])$")

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from domain.weeks import Clock, system_clock
+from domain.week.weeks import Clock, system_clock
 from ops import commands
 
 

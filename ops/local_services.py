@@ -58,7 +58,7 @@ class _ThreadedServer:
 
 
 def station_names() -> dict[str, str]:
-    from domain.course import load_course
+    from domain.courses.course import load_course
 
     return {s.code: s.name for s in load_course().stations}
 

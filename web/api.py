@@ -16,9 +16,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from domain.canonical import sha256_hex
-from domain.course import course_bytes
-from domain.publishing import UnknownWeekError
+from domain.courses.course import course_bytes
+from domain.projections.canonical import sha256_hex
+from domain.week.publishing import UnknownWeekError
 from web.errors import BadRequest, NotFound
 from web.public.recording import recording_json
 from web.public.results import data_of

@@ -12,12 +12,12 @@ import threading
 import msgspec
 
 from adapters.readmodels import ReadModels, WeekInfo
-from domain.course import CourseSpec, load_course
-from domain.facts import PublicationFact
+from domain.courses.course import CourseSpec, load_course
 from domain.projections.documents import Matrix, MatrixStation, Ranking, WeekDocuments
-from domain.publications import standing
-from domain.publishing import NotPublishedError, UnknownWeekError
-from domain.weeks import WeekError, parse_week
+from domain.projections.facts import PublicationFact
+from domain.week.publications import standing
+from domain.week.publishing import NotPublishedError, UnknownWeekError
+from domain.week.weeks import WeekError, parse_week
 from web.errors import BadRequest, NotFound
 
 
@@ -85,7 +85,7 @@ class SiteData:
     def listener(self, head: int) -> None:
         self.catch_up()
 
-    # The WeekDocumentStore port of domain.publishing, with the catch-up behind our lock.
+    # The WeekDocumentStore port of domain.week.publishing, with the catch-up behind our lock.
     def week_documents(self, week: str) -> WeekDocuments:
         return self.readmodels.week_documents(week)
 

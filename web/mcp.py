@@ -22,8 +22,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from domain.arc import COURSE_TEST_SET, MAX_BYTES
-from domain.arc_schema import course_schema
+from domain.leaderboards.arc import COURSE_TEST_SET, MAX_BYTES
+from domain.leaderboards.arc_schema import course_schema
 from web.site import Site
 from web.submissions import bounded_body, client_address, flooded, is_json, take
 

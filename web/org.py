@@ -17,8 +17,8 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from adapters.staff_accounts import DESK_ROLES
-from domain.facts import RunFact
-from domain.organisations import OrganisationError
+from domain.orgs.organisations import OrganisationError
+from domain.projections.facts import RunFact
 from web.errors import Forbidden, NotFound
 from web.public.recording import STREAMED, NotPublic, Recording, load_recording, parse_run_id
 from web.public.runs import render_recording, streamed_blob

@@ -16,7 +16,7 @@ import anyio.to_thread
 
 from adapters.settings import Settings
 from adapters.wiring import Runtime
-from domain.spend import SpendFold
+from domain.projections.spend import SpendFold
 from web.rendering import PageCache, Renderer
 
 if TYPE_CHECKING:  # each area's state, built by its start function in the lifespan (those modules import Site)

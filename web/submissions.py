@@ -4,7 +4,7 @@
 - 200 with the first id: the same run (the same fingerprint) was sent before. ARC says only that it "returns the
   first id"; nothing new is made, so we answer 200 rather than 201, with `"duplicate": true`. A repeat uses none of
   the day's quota.
-- 400 with the first problem found, in ARC's words, naming the field (`domain.arc_validation`).
+- 400 with the first problem found, in ARC's words, naming the field (`domain.leaderboards.arc_validation`).
 - 413 for a body over 200 KB, as ARC's API description says (abab7575/arc-open, docs/openapi.json).
 - 429 with the reason and Retry-After: 5 submissions a network a day, 200 a day overall (UTC days), or a flood of
   requests from one network (`web.submission_caps`, checked before the body is read).
@@ -28,9 +28,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from domain.arc import MAX_BYTES, SubmissionProblem
-from domain.arc_validation import BodyTooLarge, parse_submission
-from domain.submissions import QuotaExceeded, network_key
+from domain.leaderboards.arc import MAX_BYTES, SubmissionProblem
+from domain.leaderboards.arc_validation import BodyTooLarge, parse_submission
+from domain.leaderboards.submissions import QuotaExceeded, network_key
 from web.errors import TITLES
 from web.public.leaderboard import board_of
 from web.site import Site

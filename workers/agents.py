@@ -15,9 +15,9 @@ from adapters.models.lineup import BASELINES, entrant
 from adapters.models.throttle import ProviderGate, RedisPauses
 from adapters.reader import build_reader
 from adapters.settings import Settings
-from domain.agent_ports import Agent, Reader
-from domain.lineup import Entrant
-from domain.ports import BlobStore
+from domain.agent.agent_ports import Agent, Reader
+from domain.agent.lineup import Entrant
+from domain.agent.ports import BlobStore
 
 
 class UnknownModelError(LookupError):

@@ -22,7 +22,7 @@ from arq.worker import func
 from adapters.botauth import signing_problem
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
-from domain.episode import MAX_SECONDS
+from domain.agent.episode import MAX_SECONDS
 from workers.executor import execute_run
 from workers.leases import DEFAULT_LEASE_SECONDS, open_leases
 from workers.ledger import RunLedger

@@ -23,13 +23,13 @@ import anyio.to_thread
 from adapters.blobs import Blobs
 from adapters.browser.session import PlaywrightSession
 from adapters.run_recorder import RecordRunRecorder, with_retries
-from domain.agent_ports import ModelConnectionError
-from domain.episode import CutShort, Episode
-from domain.judge import judge_answer
-from domain.runs import Run
-from domain.spend import SpendFold
-from domain.verdicts import Verdict
-from domain.weeks import week_of
+from domain.agent.agent_ports import ModelConnectionError
+from domain.agent.episode import CutShort, Episode
+from domain.agent.judge import judge_answer
+from domain.agent.runs import Run
+from domain.agent.verdicts import Verdict
+from domain.projections.spend import SpendFold
+from domain.week.weeks import week_of
 from workers.resources import Resources
 
 log = logging.getLogger("canitbuy.worker")

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from domain.facts import RunFact
+from domain.eventlog.record import Record
+from domain.projections.facts import RunFact
 from domain.projections.fold import SKIMMED, LogState
-from domain.record import Record
 
 RunState = RunFact
 """A run as the workers see it: the projections' fact of it."""

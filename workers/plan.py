@@ -17,10 +17,10 @@ from eventsourcing.persistence import IntegrityError
 
 from adapters.run_recorder import with_retries
 from adapters.wiring import Runtime
-from domain.commands import ScheduleRun
-from domain.course import CURRENT_VERSION, load_course
-from domain.handlers import schedule_runs
-from domain.record import UnknownRunError
+from domain.courses.course import CURRENT_VERSION, load_course
+from domain.eventlog.commands import ScheduleRun
+from domain.eventlog.handlers import schedule_runs
+from domain.eventlog.record import UnknownRunError
 from workers.ledger import RunLedger
 
 RUN_NAMESPACE = uuid5(NAMESPACE_URL, "canitbuy:run")

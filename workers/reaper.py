@@ -14,7 +14,7 @@ from eventsourcing.persistence import IntegrityError
 
 from adapters.run_recorder import with_retries
 from adapters.wiring import Runtime
-from domain.runs import RunError
+from domain.agent.runs import RunError
 from workers.executor import LOST_WORKER
 from workers.leases import LeaseStore
 

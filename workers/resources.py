@@ -18,12 +18,12 @@ import anyio
 from adapters.browser.playwright_browser import PlaywrightBrowser
 from adapters.browser.session import PlaywrightSession
 from adapters.wiring import Runtime
-from domain.agent_ports import Agent, Reader, Task, TaskKind
-from domain.arc_judge import arc_task
-from domain.course import load_course
-from domain.judge import BRIEF_MAX_TOTAL_CENTS
-from domain.runs import Run
-from domain.tasks import task_text
+from domain.agent.agent_ports import Agent, Reader, Task, TaskKind
+from domain.agent.judge import BRIEF_MAX_TOTAL_CENTS
+from domain.agent.runs import Run
+from domain.courses.course import load_course
+from domain.courses.tasks import task_text
+from domain.leaderboards.arc_judge import arc_task
 from workers.agents import AgentFactory
 from workers.leases import DEFAULT_LEASE_SECONDS, LeaseStore
 
@@ -69,7 +69,7 @@ class Resources:
             return arc_task(run.target_url)
         course = load_course(run.course_version)
         start = run.target_url or self.lab.station_url(run.station)
-        kind = cast(TaskKind, run.task)  # the course's task keys (domain/tasks.py) are the agent's task kinds
+        kind = cast(TaskKind, run.task)  # the course's task keys (domain/courses/tasks.py) are the agent's task kinds
         return Task(kind=kind, text=task_text(course, run.task), start_url=start,
                     max_total_cents=BRIEF_MAX_TOTAL_CENTS if run.task == "shop_brief" else None)
 

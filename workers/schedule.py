@@ -21,11 +21,11 @@ from typing import Any
 from uuid import UUID
 
 from adapters.wiring import Runtime
-from domain.commands import PublishWeek
-from domain.lineup import ModelCheckResult
-from domain.publications import Publication
-from domain.publishing import publish_week
-from domain.weeks import previous_week, week_of, week_start
+from domain.agent.lineup import ModelCheckResult
+from domain.eventlog.commands import PublishWeek
+from domain.week.publications import Publication
+from domain.week.publishing import publish_week
+from domain.week.weeks import previous_week, week_of, week_start
 from workers.ledger import RunLedger
 from workers.plan import Repeats, schedule_course, schedule_repeats
 from workers.resources import resources_of

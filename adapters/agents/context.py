@@ -6,10 +6,10 @@ import re
 from dataclasses import dataclass, field
 
 from adapters.agents.profiles import Capabilities
-from domain.actions import Action, Click
-from domain.agent_ports import Decision
-from domain.observation import Element, Observation
-from domain.ports import StepRecord
+from domain.agent.actions import Action, Click
+from domain.agent.agent_ports import Decision
+from domain.agent.observation import Element, Observation
+from domain.agent.ports import StepRecord
 
 ADD_TO_CART = r"\badd (?:to (?:cart|bag|basket)|one pair|\w+ pairs?)"
 CHECKOUT = r"check ?out"

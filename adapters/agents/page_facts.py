@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from domain.observation import Element, Observation
+from domain.agent.observation import Element, Observation
 
 _MONEY = re.compile(r"\$\s?(\d{1,5}(?:,\d{3})*(?:\.\d{2})?)")
 _LIMIT = re.compile(r"at most \$\s?(\d+(?:\.\d{2})?)", re.IGNORECASE)

@@ -8,8 +8,8 @@ from typing import Any
 
 from adapters.agents.page_facts import cents, json_ld_nodes
 from adapters.fetcher import MAX_PAGES, StorePage, crawl_store, product_asked
-from domain.agent_ports import ReadResult, Task
-from domain.verdicts import ReadAnswer
+from domain.agent.agent_ports import ReadResult, Task
+from domain.agent.verdicts import ReadAnswer
 
 _SIZES = (42, 44)
 

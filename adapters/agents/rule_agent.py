@@ -13,10 +13,10 @@ from adapters.agents.rules_cart import cart
 from adapters.agents.rules_entry import dialog, empty_page, walls
 from adapters.agents.rules_listing import listing
 from adapters.agents.rules_product import product
-from domain.actions import Stop
-from domain.agent_ports import Decision, Task
-from domain.observation import Observation
-from domain.ports import StepRecord
+from domain.agent.actions import Stop
+from domain.agent.agent_ports import Decision, Task
+from domain.agent.observation import Observation
+from domain.agent.ports import StepRecord
 
 Rule = Callable[[Situation], Decision | None]
 RULES: tuple[Rule, ...] = (dialog, empty_page, walls, cart, product, listing)

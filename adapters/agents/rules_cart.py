@@ -9,8 +9,8 @@ import re
 from urllib.parse import urlsplit
 
 from adapters.agents.context import CHECKOUT, Situation, act, click
-from domain.actions import Check, Goto, Stop, Type
-from domain.agent_ports import Decision
+from domain.agent.actions import Check, Goto, Stop, Type
+from domain.agent.agent_ports import Decision
 
 _TERMS = re.compile(r"terms( of sale| and conditions)?|conditions of sale", re.IGNORECASE)
 _NOT_TERMS = re.compile(r"newsletter|marketing|offers?|\$|plan|protection", re.IGNORECASE)

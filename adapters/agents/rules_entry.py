@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 from adapters.agents.context import CHECKOUT, Situation, act, click
-from domain.actions import Check, Press, Stop, Wait
-from domain.agent_ports import Decision
-from domain.guards import is_personal_field
-from domain.observation import Dialog, Element
+from domain.agent.actions import Check, Press, Stop, Wait
+from domain.agent.agent_ports import Decision
+from domain.agent.guards import is_personal_field
+from domain.agent.observation import Dialog, Element
 
 _COOKIES = re.compile(r"cookie|consent|privacy|accept all", re.IGNORECASE)
 _PRIVATE = re.compile(r"reject|only necessary|necessary only|decline|deny|refuse", re.IGNORECASE)

@@ -13,9 +13,9 @@ from collections import defaultdict
 from urllib.parse import urlsplit
 
 from adapters.agents.context import Situation, act, click
-from domain.actions import Goto
-from domain.agent_ports import Decision
-from domain.observation import Element
+from domain.agent.actions import Goto
+from domain.agent.agent_ports import Decision
+from domain.agent.observation import Element
 
 _URL = re.compile(r"https?://[^\s<>\"]+")
 MIN_LISTING = 3

@@ -8,9 +8,9 @@ from urllib.parse import urlsplit
 
 from adapters.agents.context import ADD_TO_CART, Situation, act, click
 from adapters.agents.page_facts import Variant, delivery_cents, json_ld, price_cents, size_of, variants
-from domain.actions import Check, Goto, Select, Stop
-from domain.agent_ports import Decision
-from domain.observation import Element
+from domain.agent.actions import Check, Goto, Select, Stop
+from domain.agent.agent_ports import Decision
+from domain.agent.observation import Element
 
 _PAID_EXTRA = re.compile(r"\$|\+|plan|protection|insurance|warranty|kit", re.IGNORECASE)
 _MORE_THAN_ONE = re.compile(r"\b(2|two|second|both)\b", re.IGNORECASE)

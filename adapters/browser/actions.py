@@ -9,7 +9,7 @@ from urllib.parse import urljoin
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Locator, Page
 
-from domain.actions import Action, Back, Check, Click, Goto, Press, Scroll, Select, Stop, Type, Wait
+from domain.agent.actions import Action, Back, Check, Click, Goto, Press, Scroll, Select, Stop, Type, Wait
 
 ACTION_TIMEOUT_MS = 6000
 NAVIGATION_TIMEOUT_MS = 10000

@@ -19,8 +19,8 @@ from playwright.async_api import Error as PlaywrightError
 from adapters.botauth import BotAuthSigner
 from adapters.browser.actions import carry_out
 from adapters.browser.media import MediaFiles
-from domain.actions import Action
-from domain.observation import Observation, PageProbe
+from domain.agent.actions import Action
+from domain.agent.observation import Observation, PageProbe
 
 MAX_TEXT = 6000
 """Characters of visible text the harness reads for its guards (never given to an agent)."""

@@ -17,10 +17,10 @@ from adapters.models.client import CallState, HttpxModelClient
 from adapters.models.lineup import cost_usd
 from adapters.models.prompt import TEMPERATURE, act_tool, messages, tool_schema_sha256
 from adapters.models.replies import BudgetCutError, ReplyError, finish_reason, parse_reply, usage_of
-from domain.agent_ports import Decision, Task
-from domain.lineup import Entrant
-from domain.observation import Observation
-from domain.ports import BlobStore, StepRecord
+from domain.agent.agent_ports import Decision, Task
+from domain.agent.lineup import Entrant
+from domain.agent.observation import Observation
+from domain.agent.ports import BlobStore, StepRecord
 
 EXCHANGE_FORMAT = "canitbuy-exchange/1"
 __all__ = ["EXCHANGE_FORMAT", "ModelAgent", "ReplyError", "exchange_json", "parse_reply", "request_payload"]

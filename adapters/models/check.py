@@ -20,9 +20,9 @@ from adapters.models.client import HttpxModelClient
 from adapters.models.lineup import cost_usd, entrant
 from adapters.models.prompt import messages
 from adapters.models.replies import ReplyError, parse_reply, usage_of
-from domain.agent_ports import ModelConnectionError, Task
-from domain.lineup import Entrant, ModelCheckResult
-from domain.observation import Element, Observation
+from domain.agent.agent_ports import ModelConnectionError, Task
+from domain.agent.lineup import Entrant, ModelCheckResult
+from domain.agent.observation import Element, Observation
 
 CHECK_PAGE = Observation(url="https://check.canitbuy.invalid/", title="All shoes", elements=[
     Element(id="e0", role="link", name="Fjord Trail Pro", href="https://check.canitbuy.invalid/products/fjord"),

@@ -3,7 +3,7 @@
 429 and 5xx answers and broken connections are retried with back-off (Retry-After honoured up to a bound);
 when every attempt fails the model cannot be reached, and the run is cut short (not a result). A caller may pass
 a `CallState` to see, while the call is in flight, whether it has met a failure yet: the run's clock can run out
-mid-call, and then that decides whose time it was (see `domain.agent_ports.ModelLink`). The client is shared by
+mid-call, and then that decides whose time it was (see `domain.agent.agent_ports.ModelLink`). The client is shared by
 a process's runs, so the state is the caller's, one per call.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from adapters.models.throttle import ProviderGate
-from domain.agent_ports import ModelConnectionError
+from domain.agent.agent_ports import ModelConnectionError
 
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
 

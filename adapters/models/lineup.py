@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from domain.lineup import Entrant
+from domain.agent.lineup import Entrant
 
 SINCE = date(2026, 10, 22)
 

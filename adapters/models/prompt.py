@@ -15,11 +15,11 @@ from typing import Any
 
 import msgspec
 
-from domain.actions import Action
-from domain.agent_ports import Task
-from domain.episode import summary
-from domain.observation import Element, Observation
-from domain.ports import StepRecord
+from domain.agent.actions import Action
+from domain.agent.agent_ports import Task
+from domain.agent.episode import summary
+from domain.agent.observation import Element, Observation
+from domain.agent.ports import StepRecord
 
 SYSTEM = """You are a shopping agent driving a web browser for a shopper, one action per step.
 You see a screenshot and a list of the page's elements; act only on element ids from that list.

@@ -9,10 +9,10 @@ import msgspec
 from adapters.fetcher import MAX_PAGES, StorePage, crawl_store
 from adapters.models.client import HttpxModelClient
 from adapters.models.lineup import cost_usd
-from domain.agent_ports import ReadResult, Task
-from domain.lineup import Entrant
-from domain.ports import BlobStore
-from domain.verdicts import ReadAnswer
+from domain.agent.agent_ports import ReadResult, Task
+from domain.agent.lineup import Entrant
+from domain.agent.ports import BlobStore
+from domain.agent.verdicts import ReadAnswer
 
 MAX_CHARS = 24000
 SYSTEM = ("You answer a shopper's question from the pages of an online store. Use only what the pages say. "

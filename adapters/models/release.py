@@ -13,9 +13,9 @@ from adapters.browser.playwright_browser import VIEWPORT
 from adapters.browser.session import JPEG_QUALITY, MAX_ELEMENTS, observe_script
 from adapters.models.prompt import MAX_HISTORY, MAX_TOKENS, SYSTEM, TEMPERATURE, USER_PROMPT, act_tool
 from adapters.models.prompt import tool_schema_sha256 as _tool_sha
-from domain import guards
-from domain.agent_releases import AgentSpec, Limits
-from domain.episode import MAX_SECONDS, MAX_STEPS
+from domain.agent import guards
+from domain.agent.agent_releases import AgentSpec, Limits
+from domain.agent.episode import MAX_SECONDS, MAX_STEPS
 
 OBSERVATION_RULE = (
     "The element list holds what the page code declares as a button, link or field: native a[href], button, "

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from domain.actions import Action, ActionError, decode_action
+from domain.agent.actions import Action, ActionError, decode_action
 
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 

@@ -14,13 +14,13 @@ from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
-from domain.canonical import canonical_struct_bytes, decimal_text
-from domain.course import CourseSpec, decode_course
-from domain.facts import ReleaseFact, RunFact, WeekFacts
+from domain.agent.verdicts import accepted_all_cookies
+from domain.courses.course import CourseSpec, decode_course
+from domain.projections.canonical import canonical_struct_bytes, decimal_text
+from domain.projections.facts import ReleaseFact, RunFact, WeekFacts
 from domain.projections.format_one import matrix_one, ranking_one
-from domain.scoring import Entry, WeekScore, score_week
-from domain.verdicts import accepted_all_cookies
-from domain.weeks import week_end
+from domain.projections.scoring import Entry, WeekScore, score_week
+from domain.week.weeks import week_end
 
 LICENSE: Final = "CC BY 4.0"
 DOCUMENTS_FORMAT = 2

@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from domain.facts import (
+from domain.eventlog.schema import Envelope
+from domain.orgs.organisations import terms_of
+from domain.projections.facts import (
     ConsentFact,
     CorrectionFact,
     OrganisationFact,
@@ -23,9 +25,7 @@ from domain.facts import (
     RunFact,
     WeekFacts,
 )
-from domain.organisations import terms_of
-from domain.schema import Envelope
-from domain.weeks import week_of
+from domain.week.weeks import week_of
 
 ALL = "*"
 """Affects every week."""

@@ -18,9 +18,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from domain.course import CourseSpec
-from domain.facts import WeekFacts
-from domain.weeks import week_start
+from domain.courses.course import CourseSpec
+from domain.projections.facts import WeekFacts
+from domain.week.weeks import week_start
 
 LICENSE = "CC BY 4.0"
 _ADDED_TO_ENTRIES = ("no_result", "accepted_all_cookies")

@@ -12,9 +12,9 @@ from typing import Any, Literal
 
 import msgspec
 
-from domain.canonical import canonical_bytes, canonical_struct_bytes, decimal_text
-from domain.facts import CorrectionFact, RunFact
+from domain.projections.canonical import canonical_bytes, canonical_struct_bytes, decimal_text
 from domain.projections.documents import LICENSE, Matrix
+from domain.projections.facts import CorrectionFact, RunFact
 
 CORRECTIONS_FORMAT = "canitbuy-corrections/1"
 RUNS_FORMAT = "canitbuy-runs/1"

@@ -12,12 +12,12 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from domain.canonical import canonical_struct_bytes, decimal_text
-from domain.course import CourseSpec
-from domain.facts import WeekFacts
+from domain.courses.course import CourseSpec
+from domain.projections.canonical import canonical_struct_bytes, decimal_text
 from domain.projections.documents import LICENSE, Document, ExcludedStation, citation, course_for_week
-from domain.repeats import ModelRepeats, PairTest, RepeatCell, WeekRepeats, week_repeats
-from domain.statistics import Z95, agreement
+from domain.projections.facts import WeekFacts
+from domain.projections.repeat_runs import ModelRepeats, PairTest, RepeatCell, WeekRepeats, week_repeats
+from domain.projections.statistics import Z95, agreement
 
 REPEATS_FORMAT: Literal["canitbuy-repeats/1"] = "canitbuy-repeats/1"
 

@@ -24,11 +24,11 @@ import msgspec
 from adapters.run_recorder import with_retries
 from adapters.settings import Settings, SettingsError
 from adapters.wiring import Runtime, build_runtime
-from domain.arc import COURSE_TEST_SET, TestItem
-from domain.arc_batches import ArcBatch, load_batch, schedule_batch
-from domain.arc_export import arc_result
-from domain.course import CURRENT_VERSION
-from domain.weeks import week_of
+from domain.courses.course import CURRENT_VERSION
+from domain.leaderboards.arc import COURSE_TEST_SET, TestItem
+from domain.leaderboards.arc_batches import ArcBatch, load_batch, schedule_batch
+from domain.leaderboards.arc_export import arc_result
+from domain.week.weeks import week_of
 from ops.arc_export import batch_ends, check_export, export_batch
 from ops.arc_files import TestSetError, is_lab, pick, read_test_set, start_url, unreachable
 from ops.cli import CommandError

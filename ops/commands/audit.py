@@ -8,9 +8,9 @@ from pathlib import Path
 
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
-from domain.audit import AuditError, export_lines, is_provisional, verify_lines, week_events
-from domain.publishing import NotPublishedError, UnknownWeekError
-from domain.weeks import WeekError, parse_week
+from domain.week.audit import AuditError, export_lines, is_provisional, verify_lines, week_events
+from domain.week.publishing import NotPublishedError, UnknownWeekError
+from domain.week.weeks import WeekError, parse_week
 from ops.cli import CommandError
 from ops.commands import Subcommands
 

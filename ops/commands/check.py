@@ -1,4 +1,4 @@
-"""`canitbuy check`: walk the whole store as a file-system check walks a disk (domain/store_check.py says what
+"""`canitbuy check`: walk the whole store as a file-system check walks a disk (domain/eventlog/store_check.py says what
 it checks); exit 1 naming the first problem. Run nightly, and after every restore (docs/operations.md)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import argparse
 
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
-from domain.store_check import StoreProblem, check_store
+from domain.eventlog.store_check import StoreProblem, check_store
 from ops.cli import CommandError
 from ops.commands import Subcommands
 

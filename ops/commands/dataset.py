@@ -12,10 +12,10 @@ from pathlib import Path
 from adapters.dataset import dataset_files, write_files
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
-from domain.dataset import week_dataset
-from domain.publishing import NotPublishedError, replay
-from domain.record import Record
-from domain.weeks import WeekError, parse_week
+from domain.eventlog.record import Record
+from domain.projections.dataset import week_dataset
+from domain.week.publishing import NotPublishedError, replay
+from domain.week.weeks import WeekError, parse_week
 from ops.cli import CommandError
 from ops.commands import Subcommands
 

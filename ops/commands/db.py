@@ -9,7 +9,7 @@ import time
 from adapters.settings import Settings
 from adapters.sqldb import SqlDb
 from adapters.wiring import build_runtime
-from domain.record import UndecodableEventError
+from domain.eventlog.record import UndecodableEventError
 from ops.cli import CommandError
 from ops.commands import Subcommands
 

@@ -83,7 +83,7 @@ def _station_names() -> dict[str, str]:
         import json
         from pathlib import Path
 
-        from domain import course  # noqa: F401  the ops layer may read the course; the lab itself may not
+        from domain.courses import course  # noqa: F401  the ops layer may read the course; the lab itself may not
 
         spec = json.loads((Path(course.__file__).parent / "courses" / "2.1.json").read_text())
         return {s["code"]: s["name"] for s in spec["stations"]}

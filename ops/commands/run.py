@@ -18,10 +18,10 @@ import msgspec
 from adapters.run_recorder import with_retries
 from adapters.settings import Settings, SettingsError
 from adapters.wiring import Runtime, build_runtime
-from domain.commands import ScheduleRun
-from domain.course import load_course
-from domain.handlers import schedule_runs
-from domain.weeks import week_of
+from domain.courses.course import load_course
+from domain.eventlog.commands import ScheduleRun
+from domain.eventlog.handlers import schedule_runs
+from domain.week.weeks import week_of
 from ops.cli import CommandError
 from ops.commands import Subcommands
 from ops.local_services import local_services

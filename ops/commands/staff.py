@@ -69,7 +69,7 @@ def _join_organisation(settings: Settings, email: str, org: str | None) -> None:
     recorded here when the account is made from the command line."""
     from adapters.staff_accounts import AccountError, normal_email
     from adapters.wiring import build_runtime
-    from domain.organisations import OrganisationError
+    from domain.orgs.organisations import OrganisationError
     from ops.cli import CommandError
 
     if not org:

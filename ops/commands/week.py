@@ -9,10 +9,10 @@ import argparse
 
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
-from domain.commands import PublishWeek
-from domain.publications import PublicationError
-from domain.publishing import RunsStillOpenError, UnknownWeekError, publish_week
-from domain.weeks import WeekError, parse_week, system_clock
+from domain.eventlog.commands import PublishWeek
+from domain.week.publications import PublicationError
+from domain.week.publishing import RunsStillOpenError, UnknownWeekError, publish_week
+from domain.week.weeks import WeekError, parse_week, system_clock
 from ops.cli import CommandError
 from ops.commands import Subcommands, week_run
 

@@ -17,7 +17,7 @@ import anyio.to_thread
 
 from adapters.settings import Settings, SettingsError
 from adapters.wiring import Runtime, build_runtime
-from domain.weeks import PastWeekError, WeekError, is_over, open_week, system_clock, week_of
+from domain.week.weeks import PastWeekError, WeekError, is_over, open_week, system_clock, week_of
 from ops.cli import CommandError, UsageError
 from ops.commands import Subcommands
 from ops.local_services import local_services
@@ -79,7 +79,7 @@ def _models(text: str | None, runtime: Runtime, week: str) -> list[str]:
 def _stations(text: str | None) -> list[str] | None:
     if not text:
         return None
-    from domain.course import load_course
+    from domain.courses.course import load_course
 
     codes = [c.strip() for c in text.split(",") if c.strip()]
     unknown = [c for c in codes if c not in load_course().codes]

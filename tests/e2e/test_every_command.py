@@ -26,7 +26,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from domain.weeks import week_of
+from domain.week.weeks import week_of
 from ops.cli import build_parser
 
 pytestmark = [pytest.mark.chromium, pytest.mark.redis]

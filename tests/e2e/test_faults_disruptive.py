@@ -19,7 +19,7 @@ from conftest import LocalLab, start_worker, stop_worker, worker_env
 from adapters.readmodels import ReadModels
 from adapters.settings import Settings
 from adapters.wiring import Runtime, build_runtime
-from domain.weeks import week_of
+from domain.week.weeks import week_of
 from workers.arq_app import QUEUE, enqueue_runs, queue_pool, requeue_open_runs
 from workers.ledger import RunLedger
 from workers.plan import schedule_course, schedule_repeats

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from domain.weeks import week_of
+from domain.week.weeks import week_of
 
 pytestmark = pytest.mark.chromium
 

@@ -20,8 +20,8 @@ from starlette.routing import Route
 
 from adapters.models.lineup import FLAGSHIP, WEEKLY
 from adapters.models.release import current_agent
-from domain.agent_releases import AgentSpec
-from domain.record import Record
+from domain.agent.agent_releases import AgentSpec
+from domain.eventlog.record import Record
 from web.rendering import Page, send
 from web.site import Site
 

@@ -12,10 +12,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from domain.audit import export_lines, week_events
 from domain.projections.logs import CorrectionsLog
-from domain.publications import standing
-from domain.weeks import WeekError, parse_week
+from domain.week.audit import export_lines, week_events
+from domain.week.publications import standing
+from domain.week.weeks import WeekError, parse_week
 from web.errors import BadRequest, NotFound
 from web.public.agent_page import use_of
 from web.public.results import data_of, unavailable_that_morning

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from domain.charts import CostChart, RankingChart, StationChart, StopsChart, WeeksChart
+from domain.projections.charts import CostChart, RankingChart, StationChart, StopsChart, WeeksChart
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -15,7 +15,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from domain.charts import (
+from domain.courses.course import CURRENT_VERSION, UnknownStationError, load_course
+from domain.projections.charts import (
     CostChart,
     RankingChart,
     RunCost,
@@ -28,7 +29,6 @@ from domain.charts import (
     stops_chart,
     weeks_chart,
 )
-from domain.course import CURRENT_VERSION, UnknownStationError, load_course
 from web.data import SiteData
 from web.errors import NotFound
 from web.public.spend import week_spend

@@ -11,9 +11,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from domain.course import CURRENT_VERSION, CourseSpec, UnknownStationError, load_course
-from domain.runs import MAX_SECONDS, MAX_STEPS
-from domain.tasks import task_for, task_text
+from domain.agent.runs import MAX_SECONDS, MAX_STEPS
+from domain.courses.course import CURRENT_VERSION, CourseSpec, UnknownStationError, load_course
+from domain.courses.tasks import task_for, task_text
 from web.errors import NotFound
 from web.public.charts import station_view
 from web.public.clarifications import CLARIFICATIONS, S13_VERIFIER

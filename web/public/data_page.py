@@ -23,8 +23,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from adapters.dataset import DatasetFile, dataset_files
-from domain.dataset import week_dataset
-from domain.publications import standing
+from domain.projections.dataset import week_dataset
+from domain.week.publications import standing
 from web.blob_ranges import blob_response
 from web.errors import NotFound
 from web.public.archive import week_in_path

@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from domain.course import CURRENT_VERSION, load_course
+from domain.courses.course import CURRENT_VERSION, load_course
 from web.public import archive
 from web.public.results import data_of
 from web.public.week_views import ranking_rows

@@ -1,7 +1,7 @@
 """The submissions table of outside agents: `/leaderboard` and `/api/leaderboard.json` (CC BY 4.0).
 
 The site keeps the table itself: it reads only the LeaderboardSubmission notifications from the log (the recorder
-filters by topic) as the log moves, and folds them with `domain.leaderboard.Book`, which never reads the
+filters by topic) as the log moves, and folds them with `domain.leaderboards.leaderboard.Book`, which never reads the
 contact or the network key. Page and JSON are rendered once per log position and served with ETags.
 """
 
@@ -14,12 +14,12 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from domain.arc import ARC_TEST_SET, COURSE_TEST_SET
-from domain.leaderboard import CITATION, EVENTS, Book, document, entry_document
-from domain.record import Record
-from domain.schema import NAME_TO_CLASS, Envelope, name_for_topic, payload_decoder
-from domain.statistics import arc_rate, tenths_text
-from domain.topics import topics_of
+from domain.eventlog.record import Record
+from domain.eventlog.schema import NAME_TO_CLASS, Envelope, name_for_topic, payload_decoder
+from domain.eventlog.topics import topics_of
+from domain.leaderboards.arc import ARC_TEST_SET, COURSE_TEST_SET
+from domain.leaderboards.leaderboard import CITATION, EVENTS, Book, document, entry_document
+from domain.projections.statistics import arc_rate, tenths_text
 from web.rendering import Page, send
 from web.site import Site
 
@@ -67,7 +67,7 @@ class Board:
 def _row(entry: Any) -> dict[str, Any]:
     doc = entry_document(entry)
     doc["agent"] = {k: doc["agent"].get(k) for k in ("name", "version", "builder", "url", "path", "model")}
-    # ARC's figures (percent to 0.1, z = 1.96), as its rows show them: domain.statistics.arc_rate.
+    # ARC's figures (percent to 0.1, z = 1.96), as its rows show them: domain.projections.statistics.arc_rate.
     figures = arc_rate(entry.successes, entry.n)
     doc["percent"], doc["low"], doc["high"] = (
         (tenths_text(figures.rate), tenths_text(figures.low), tenths_text(figures.high)) if figures else ("–",) * 3)

@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from domain.weeks import previous_week, week_of
+from domain.week.weeks import previous_week, week_of
 from web.public.results import data_of
 from web.rendering import Page, send
 from web.site import Site

@@ -2,7 +2,7 @@
 
 The read models hold no such tests, so the site keeps them itself: it reads only ManualTest.Recorded
 notifications from the log (the recorder filters by topic) as the log moves, and scores them with the course's
-rules (domain.manual_tests.score_tests). A video is served only under the test that names it.
+rules (domain.leaderboards.manual_tests.score_tests). A video is served only under the test that names it.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from domain.course import CourseSpec
-from domain.manual_tests import KINDS, HandResult, HandRow, ManualTest, score_tests
-from domain.record import Record
-from domain.schema import payload_decoder
-from domain.topics import topics_of
+from domain.courses.course import CourseSpec
+from domain.eventlog.record import Record
+from domain.eventlog.schema import payload_decoder
+from domain.eventlog.topics import topics_of
+from domain.leaderboards.manual_tests import KINDS, HandResult, HandRow, ManualTest, score_tests
 from web.blob_ranges import blob_response
 from web.errors import NotFound
 from web.public.week_views import CELL_TEXT

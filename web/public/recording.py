@@ -16,14 +16,14 @@ from uuid import UUID
 
 import msgspec
 
-from domain.actions import Action
-from domain.facts import RunFact
-from domain.organisations import OrganisationError
-from domain.ports import StepRecord
+from domain.agent.actions import Action
+from domain.agent.ports import StepRecord
+from domain.agent.runs import Run
+from domain.agent.verdicts import Verdict
+from domain.eventlog.record import Record
+from domain.orgs.organisations import OrganisationError
+from domain.projections.facts import RunFact
 from domain.projections.fold import fold_run, scheduled
-from domain.record import Record
-from domain.runs import Run
-from domain.verdicts import Verdict
 
 RUN_FORMAT = "canitbuy-run/1"
 LICENSE = "CC BY 4.0"

@@ -13,9 +13,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from domain.charts import ranking_chart
+from domain.projections.charts import ranking_chart
 from domain.projections.repeats import Repeats
-from domain.publishing import UnknownWeekError
+from domain.week.publishing import UnknownWeekError
 from web.data import SiteData
 from web.public.charts import chart_view
 from web.public.manual_tests import ManualTests, manual_of, row_view

@@ -13,10 +13,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from domain.arc_judge import ARC_TASK
-from domain.course import UnknownCourseError, load_course
+from domain.courses.course import UnknownCourseError, load_course
+from domain.courses.tasks import shopper_brief, task_text
+from domain.leaderboards.arc_judge import ARC_TASK
 from domain.projections.logs import CorrectionsLog
-from domain.tasks import shopper_brief, task_text
 from web.blob_ranges import blob_response
 from web.errors import NotFound
 from web.public.recording import (

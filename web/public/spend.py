@@ -11,8 +11,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from adapters.models.lineup import estimated_run_usd, is_flagship
-from domain.spend import WeekSpend
-from domain.weeks import WeekError, parse_week
+from domain.projections.spend import WeekSpend
+from domain.week.weeks import WeekError, parse_week
 from web.errors import NotFound
 from web.rendering import Page, send
 from web.site import Site

@@ -10,9 +10,9 @@ from collections import Counter
 
 import msgspec
 
-from domain.course import CourseSpec
+from domain.courses.course import CourseSpec
 from domain.projections.documents import Matrix, MatrixCell, MatrixStation, Ranking, RankingEntry
-from domain.statistics import wilson
+from domain.projections.statistics import wilson
 
 REASONS = {
     "no_control_pass": "did not reach the checkout in the control store S01",

@@ -11,8 +11,8 @@ from datetime import datetime
 
 import msgspec
 
+from domain.eventlog.schema import Envelope
 from domain.projections.fold import SKIMMED
-from domain.schema import Envelope
 from web.site import Site
 
 PAGE = 5000

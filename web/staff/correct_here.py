@@ -15,9 +15,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from domain.record import UnknownRunError
-from domain.verdicts import Outcome
-from domain.weeks import WeekError, parse_week
+from domain.agent.verdicts import Outcome
+from domain.eventlog.record import UnknownRunError
+from domain.week.weeks import WeekError, parse_week
 from web.errors import NotFound
 from web.public.results import data_of
 from web.site import Site

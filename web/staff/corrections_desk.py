@@ -12,10 +12,10 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from domain.corrections import CorrectionError
-from domain.course import CURRENT_VERSION, load_course
-from domain.handlers import issue_correction
-from domain.record import UnknownRunError
+from domain.courses.course import CURRENT_VERSION, load_course
+from domain.errata.corrections import CorrectionError
+from domain.eventlog.handlers import issue_correction
+from domain.eventlog.record import UnknownRunError
 from web.errors import NotFound
 from web.public.results import data_of
 from web.site import Site

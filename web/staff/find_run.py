@@ -12,8 +12,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from domain.verdicts import CutShortCause, Outcome
-from domain.weeks import WeekError, parse_week
+from domain.agent.verdicts import CutShortCause, Outcome
+from domain.week.weeks import WeekError, parse_week
 from web.public.results import data_of
 from web.site import Site
 from web.staff.guard import render, staff_page

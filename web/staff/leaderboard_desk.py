@@ -1,6 +1,6 @@
 """Verifying leaderboard submissions: list them, draw the sample to re-run, record the re-runs' outcomes (which
 decide verified or rejected), check a course run's lab receipts, or reject a submission with the reason; and
-register agents' Web Bot Auth keys, without which no receipt proves a run (see domain.receipt_ledger).
+register agents' Web Bot Auth keys, without which no receipt proves a run (see domain.leaderboards.receipt_ledger).
 
 The draw's seed is made here, recorded with the sample, and anyone can redo the draw from it. The re-runs
 themselves are made with `canitbuy arc run --test-set FILE --ids ...`; this desk records what they found.
@@ -19,12 +19,12 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from adapters.receipts import HttpxReceiptVerifier, ReceiptKeysError
-from domain.arc import ARC_TEST_SET, test_set_named
-from domain.receipt_ledger import AgentKeyError, KeyRegistration
-from domain.receipts import ReceiptCheck, ReceiptVerified
-from domain.record import UnknownSubmissionError
-from domain.submissions import LeaderboardSubmission, SubmissionError
-from domain.verification import (
+from domain.eventlog.record import UnknownSubmissionError
+from domain.leaderboards.arc import ARC_TEST_SET, test_set_named
+from domain.leaderboards.receipt_ledger import AgentKeyError, KeyRegistration
+from domain.leaderboards.receipts import ReceiptCheck, ReceiptVerified
+from domain.leaderboards.submissions import LeaderboardSubmission, SubmissionError
+from domain.leaderboards.verification import (
     RERUN_OUTCOMES,
     can_verify_by_receipts,
     draw_sample,

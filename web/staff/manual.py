@@ -17,10 +17,10 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from domain.commands import RecordManualTest
-from domain.course import CURRENT_VERSION, load_course
-from domain.handlers import manual_tests_for, record_manual_test
-from domain.manual_tests import KINDS, OUTCOMES, ManualTestError, parse_day
+from domain.courses.course import CURRENT_VERSION, load_course
+from domain.eventlog.commands import RecordManualTest
+from domain.eventlog.handlers import manual_tests_for, record_manual_test
+from domain.leaderboards.manual_tests import KINDS, OUTCOMES, ManualTestError, parse_day
 from web.site import Site
 from web.staff.guard import render, staff_action, staff_page
 from web.staff.session import Session

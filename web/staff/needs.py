@@ -12,8 +12,8 @@ from typing import Any
 
 import msgspec
 
-from domain.spend import WeekSpend
-from domain.weeks import next_week, previous_week, week_of, week_start
+from domain.projections.spend import WeekSpend
+from domain.week.weeks import next_week, previous_week, week_of, week_start
 from web.public.leaderboard import board_of
 from web.public.live import live_context
 from web.public.manual_tests import manual_of

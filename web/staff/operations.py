@@ -14,13 +14,13 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from domain.commands import PublishWeek, ScheduleRun
-from domain.course import CURRENT_VERSION, load_course
-from domain.handlers import schedule_runs
-from domain.lineup import Entrant, LineUpError
-from domain.publications import PublicationError
-from domain.publishing import RunsStillOpenError, UnknownWeekError, publish_week
-from domain.weeks import WeekError, open_week, parse_week, week_of
+from domain.agent.lineup import Entrant, LineUpError
+from domain.courses.course import CURRENT_VERSION, load_course
+from domain.eventlog.commands import PublishWeek, ScheduleRun
+from domain.eventlog.handlers import schedule_runs
+from domain.week.publications import PublicationError
+from domain.week.publishing import RunsStillOpenError, UnknownWeekError, publish_week
+from domain.week.weeks import WeekError, open_week, parse_week, week_of
 from web.public.results import data_of
 from web.site import Site
 from web.staff.guard import render, staff_action, staff_page

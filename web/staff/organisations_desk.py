@@ -16,11 +16,11 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from adapters.staff_accounts import AccountError, normal_email
-from domain.commands import ScheduleRun
-from domain.course import CURRENT_VERSION, load_course
-from domain.handlers import schedule_runs
-from domain.organisations import OrganisationError
-from domain.weeks import WeekError, parse_week, week_of
+from domain.courses.course import CURRENT_VERSION, load_course
+from domain.eventlog.commands import ScheduleRun
+from domain.eventlog.handlers import schedule_runs
+from domain.orgs.organisations import OrganisationError
+from domain.week.weeks import WeekError, parse_week, week_of
 from web.errors import NotFound
 from web.site import Site
 from web.staff.guard import desk_of, render, staff_action, staff_page

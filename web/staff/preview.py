@@ -14,14 +14,14 @@ from uuid import UUID
 import msgspec
 
 from adapters.readmodel_tables import Tables
-from domain.commands import CORRECTION_KINDS, IssueCorrection
-from domain.corrections import CorrectionError
-from domain.facts import WeekFacts
-from domain.handlers import correction_for, would_record
+from domain.errata.corrections import CorrectionError
+from domain.eventlog.commands import CORRECTION_KINDS, IssueCorrection
+from domain.eventlog.handlers import correction_for, would_record
+from domain.eventlog.record import Record, UnknownRunError
 from domain.projections.documents import week_documents
+from domain.projections.facts import WeekFacts
 from domain.projections.fold import LogState
-from domain.record import Record, UnknownRunError
-from domain.weeks import WeekError, parse_week
+from domain.week.weeks import WeekError, parse_week
 from web.data import SiteData
 
 FIELDS = ("target", "change", "run_id", "model", "station", "week", "outcome", "reason", "public_text")

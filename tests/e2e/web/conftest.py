@@ -25,7 +25,7 @@ from adapters.settings import Settings  # noqa: E402
 from adapters.sqldb import SqlDb  # noqa: E402
 from adapters.staff_accounts import StaffAccounts  # noqa: E402
 from adapters.wiring import Runtime, build_runtime  # noqa: E402
-from domain.weeks import previous_week  # noqa: E402
+from domain.week.weeks import previous_week  # noqa: E402
 from web.app import create_app  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "integration" / "we
 
 from leaderboard_site import a_run  # noqa: E402
 
-from domain.verification import judge_reruns  # noqa: E402
+from domain.leaderboards.verification import judge_reruns  # noqa: E402
 
 pytestmark = pytest.mark.chromium
 SERIOUS = ("serious", "critical")

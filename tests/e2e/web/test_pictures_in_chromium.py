@@ -26,7 +26,7 @@ from site_data import COURSE, SiteWeek, make_week, run_one  # noqa: E402
 
 from adapters.settings import Settings  # noqa: E402
 from adapters.wiring import build_runtime  # noqa: E402
-from domain.weeks import previous_week, week_of  # noqa: E402
+from domain.week.weeks import previous_week, week_of  # noqa: E402
 from web.app import create_app  # noqa: E402
 
 pytestmark = pytest.mark.chromium

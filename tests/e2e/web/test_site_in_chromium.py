@@ -8,8 +8,8 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from domain.commands import ScheduleRun
-from domain.handlers import schedule_runs
+from domain.eventlog.commands import ScheduleRun
+from domain.eventlog.handlers import schedule_runs
 
 pytestmark = pytest.mark.chromium
 

@@ -18,10 +18,10 @@ from http_message_signatures.exceptions import InvalidSignature
 from adapters.agents.rule_agent import builtin_agent
 from adapters.botauth import DIRECTORY_PATH, DIRECTORY_TYPE, BotAuthSigner, load_or_create_key, thumbprint
 from adapters.browser.playwright_browser import PlaywrightBrowser
-from domain.agent_ports import station_task
-from domain.course import load_course
-from domain.episode import CutShort, Episode
-from domain.verdicts import Verdict
+from domain.agent.agent_ports import station_task
+from domain.agent.episode import CutShort, Episode
+from domain.agent.verdicts import Verdict
+from domain.courses.course import load_course
 from lab.server import LabServer
 from tests.unit.agent.agent_fakes import ListRecorder, MemoryBlobs
 

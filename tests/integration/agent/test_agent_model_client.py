@@ -15,14 +15,14 @@ from adapters.models.agent import ModelAgent
 from adapters.models.client import HttpxModelClient
 from adapters.models.lineup import WEEKLY, cost_usd
 from adapters.models.reader import ModelReader
-from domain.actions import Click
-from domain.agent_ports import ModelConnectionError, station_task
-from domain.course import load_course
-from domain.episode import CutShort, Episode
-from domain.judge import judge_answer
-from domain.lineup import Entrant
-from domain.observation import Observation
-from domain.verdicts import Verdict
+from domain.agent.actions import Click
+from domain.agent.agent_ports import ModelConnectionError, station_task
+from domain.agent.episode import CutShort, Episode
+from domain.agent.judge import judge_answer
+from domain.agent.lineup import Entrant
+from domain.agent.observation import Observation
+from domain.agent.verdicts import Verdict
+from domain.courses.course import load_course
 from lab.server import LabServer
 from tests.integration.agent.conftest import ThreadedApp
 from tests.integration.agent.openai_server import OpenAIServer

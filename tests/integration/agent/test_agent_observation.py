@@ -10,9 +10,9 @@ import pytest
 
 from adapters.browser.playwright_browser import PlaywrightBrowser
 from adapters.models.prompt import messages
-from domain.agent_ports import station_task
-from domain.course import load_course
-from domain.observation import Observation
+from domain.agent.agent_ports import station_task
+from domain.agent.observation import Observation
+from domain.courses.course import load_course
 from lab.server import LabServer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.chromium]

@@ -13,9 +13,9 @@ from adapters.models.agent import ModelAgent
 from adapters.models.client import HttpxModelClient
 from adapters.models.lineup import WEEKLY, cost_usd
 from adapters.models.replies import BudgetCutError
-from domain.actions import decode_action
-from domain.agent_ports import Task
-from domain.observation import Element, Observation
+from domain.agent.actions import decode_action
+from domain.agent.agent_ports import Task
+from domain.agent.observation import Element, Observation
 from tests.integration.agent.conftest import ThreadedApp
 from tests.integration.agent.openai_server import OpenAIServer
 from tests.integration.agent.provider_replies import CASES

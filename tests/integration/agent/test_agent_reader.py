@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from adapters.agents.reading import BuiltinReader
-from domain.agent_ports import station_task
-from domain.course import load_course
-from domain.judge import judge_answer
+from domain.agent.agent_ports import station_task
+from domain.agent.judge import judge_answer
+from domain.courses.course import load_course
 from lab.server import LabServer
 
 pytestmark = pytest.mark.anyio

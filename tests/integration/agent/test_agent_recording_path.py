@@ -18,16 +18,16 @@ from adapters.browser.playwright_browser import PlaywrightBrowser
 from adapters.browser.session import MAX_ELEMENTS, MAX_TEXT, observe_script
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
-from domain.actions import Scroll, Stop
-from domain.agent_ports import Decision, Task, station_task
-from domain.commands import ScheduleRun
-from domain.course import load_course
-from domain.episode import Episode
-from domain.handlers import schedule_runs
-from domain.observation import Element, Observation
-from domain.ports import StepRecord
-from domain.verdicts import Verdict
-from domain.weeks import week_of
+from domain.agent.actions import Scroll, Stop
+from domain.agent.agent_ports import Decision, Task, station_task
+from domain.agent.episode import Episode
+from domain.agent.observation import Element, Observation
+from domain.agent.ports import StepRecord
+from domain.agent.verdicts import Verdict
+from domain.courses.course import load_course
+from domain.eventlog.commands import ScheduleRun
+from domain.eventlog.handlers import schedule_runs
+from domain.week.weeks import week_of
 from lab.server import LabServer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.chromium]

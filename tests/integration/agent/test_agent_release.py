@@ -17,11 +17,11 @@ from adapters.models.prompt import SYSTEM, tool_schema_sha256
 from adapters.models.release import OBSERVATION_RULE, current_agent
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
-from domain.agent_releases import AgentReleases
-from domain.commands import ScheduleRun
-from domain.handlers import schedule_runs
-from domain.runs import Run
-from domain.weeks import week_of
+from domain.agent.agent_releases import AgentReleases
+from domain.agent.runs import Run
+from domain.eventlog.commands import ScheduleRun
+from domain.eventlog.handlers import schedule_runs
+from domain.week.weeks import week_of
 from lab.server import LabServer
 from tests.integration.agent.conftest import ThreadedApp
 from tests.integration.agent.openai_server import OpenAIServer

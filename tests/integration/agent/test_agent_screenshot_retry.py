@@ -17,13 +17,13 @@ from playwright.async_api import Error as PlaywrightError
 
 from adapters.browser.playwright_browser import PlaywrightBrowser
 from adapters.browser.session import TRANSIENT_SCREENSHOT, PlaywrightSession
-from domain.actions import Stop
-from domain.agent_ports import Decision, Task, station_task
-from domain.course import load_course
-from domain.episode import Episode
-from domain.observation import Observation
-from domain.ports import StepRecord
-from domain.verdicts import Verdict
+from domain.agent.actions import Stop
+from domain.agent.agent_ports import Decision, Task, station_task
+from domain.agent.episode import Episode
+from domain.agent.observation import Observation
+from domain.agent.ports import StepRecord
+from domain.agent.verdicts import Verdict
+from domain.courses.course import load_course
 from lab.server import LabServer
 from tests.unit.agent.agent_fakes import ListRecorder, MemoryBlobs
 

@@ -17,11 +17,11 @@ from adapters.agents.profiles import PROFILES
 from adapters.agents.reading import BuiltinReader
 from adapters.agents.rule_agent import builtin_agent
 from adapters.browser.playwright_browser import PlaywrightBrowser
-from domain.agent_ports import station_task
-from domain.course import load_course
-from domain.episode import CutShort, Episode
-from domain.judge import judge_answer
-from domain.verdicts import Verdict, accepted_all_cookies
+from domain.agent.agent_ports import station_task
+from domain.agent.episode import CutShort, Episode
+from domain.agent.judge import judge_answer
+from domain.agent.verdicts import Verdict, accepted_all_cookies
+from domain.courses.course import load_course
 from lab.server import LabServer
 from tests.unit.agent.agent_fakes import ListRecorder, MemoryBlobs
 

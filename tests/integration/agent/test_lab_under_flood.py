@@ -15,10 +15,10 @@ import pytest
 from adapters.agents.rule_agent import builtin_agent
 from adapters.botauth import BotAuthSigner
 from adapters.browser.playwright_browser import PlaywrightBrowser
-from domain.agent_ports import station_task
-from domain.course import load_course
-from domain.episode import Episode
-from domain.verdicts import Verdict
+from domain.agent.agent_ports import station_task
+from domain.agent.episode import Episode
+from domain.agent.verdicts import Verdict
+from domain.courses.course import load_course
 from tests.integration.lab.lab_process import lab_process
 from tests.unit.agent.agent_fakes import ListRecorder, MemoryBlobs
 

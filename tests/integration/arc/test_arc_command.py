@@ -19,12 +19,12 @@ import jsonschema
 import pytest
 
 from adapters.receipts import HttpxReceiptVerifier
-from domain.arc import COURSE_TEST_SET, Submission
-from domain.arc_schema import course_schema
-from domain.arc_validation import parse_submission
-from domain.receipt_ledger import KeyRegistration
-from domain.receipts import ReceiptCheck, ReceiptRefused, ReceiptVerified
-from domain.verification import can_verify_by_receipts, judge_receipts
+from domain.leaderboards.arc import COURSE_TEST_SET, Submission
+from domain.leaderboards.arc_schema import course_schema
+from domain.leaderboards.arc_validation import parse_submission
+from domain.leaderboards.receipt_ledger import KeyRegistration
+from domain.leaderboards.receipts import ReceiptCheck, ReceiptRefused, ReceiptVerified
+from domain.leaderboards.verification import can_verify_by_receipts, judge_receipts
 from lab.receipts import load_or_create_seed
 from lab.server import LabServer
 from ops.arc_export import arc_schema, check_export

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page
 
 from adapters.receipts import HttpxReceiptVerifier, ReceiptKeysError, fetch_receipt_keys
-from domain.receipts import ReceiptRefused, ReceiptVerified
+from domain.leaderboards.receipts import ReceiptRefused, ReceiptVerified
 from lab.botauth.directory import thumbprint
 from lab.receipts import ReceiptKey
 from lab.server import LabServer

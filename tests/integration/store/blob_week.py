@@ -10,15 +10,15 @@ from record_builders import COURSE, WEEK, StepClock, into_week
 from adapters.blobs import Blobs
 from adapters.readmodels import ReadModels
 from adapters.settings import Settings
-from domain.actions import Click
-from domain.commands import PublishWeek, SetRunOutcome
-from domain.handlers import issue_correction
-from domain.ports import StepRecord
-from domain.publications import Publication
-from domain.publishing import publish_week
-from domain.record import Record
-from domain.runs import Run
-from domain.verdicts import Verdict
+from domain.agent.actions import Click
+from domain.agent.ports import StepRecord
+from domain.agent.runs import Run
+from domain.agent.verdicts import Verdict
+from domain.eventlog.commands import PublishWeek, SetRunOutcome
+from domain.eventlog.handlers import issue_correction
+from domain.eventlog.record import Record
+from domain.week.publications import Publication
+from domain.week.publishing import publish_week
 
 MODELS = {"alpha": 9, "beta": 4}
 """Each model passes s01 and its first N obstacle stations."""

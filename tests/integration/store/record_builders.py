@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from adapters.settings import Settings
-from domain.course import load_course
-from domain.record import Record
-from domain.runs import Run
-from domain.verdicts import Verdict
-from domain.weeks import week_start
+from domain.agent.runs import Run
+from domain.agent.verdicts import Verdict
+from domain.courses.course import load_course
+from domain.eventlog.record import Record
+from domain.week.weeks import week_start
 
 COURSE = load_course()
 WEEK = "2026-W48"

@@ -10,10 +10,10 @@ from record_builders import WEEK, StepClock, point_the_cli_at, write_week
 
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
-from domain.audit import verify_lines
-from domain.commands import LeaveModelOut, PublishWeek, SetRunOutcome
-from domain.handlers import issue_correction
-from domain.publishing import publish_week
+from domain.eventlog.commands import LeaveModelOut, PublishWeek, SetRunOutcome
+from domain.eventlog.handlers import issue_correction
+from domain.week.audit import verify_lines
+from domain.week.publishing import publish_week
 from ops.cli import main
 
 

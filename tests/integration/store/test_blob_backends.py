@@ -19,9 +19,9 @@ import uvicorn
 from adapters.blobs import Blobs, FileBlobStore, S3BlobStore, open_blobs
 from adapters.settings import Settings, SettingsError
 from adapters.wiring import build_runtime
-from domain.commands import RecordManualTest
-from domain.course import CURRENT_VERSION
-from domain.handlers import record_manual_test
+from domain.courses.course import CURRENT_VERSION
+from domain.eventlog.commands import RecordManualTest
+from domain.eventlog.handlers import record_manual_test
 from tests.integration.store.conftest import S3Server
 from web.app import create_app
 

@@ -18,9 +18,9 @@ import pytest
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
 from adapters.settings import Settings
-from domain.canonical import sha256_hex
-from domain.commands import PublishWeek
-from domain.publishing import publish_week
+from domain.eventlog.commands import PublishWeek
+from domain.projections.canonical import sha256_hex
+from domain.week.publishing import publish_week
 from ops.cli import main
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "format-1"
@@ -65,7 +65,7 @@ def test_a_log_written_before_format_2_replays_its_week_to_the_published_bytes(o
 
 
 def test_every_aggregate_of_a_log_written_before_the_domain_was_grouped_loads_with_todays_classes(old_store):
-    """The fixture's events are stored under the topics of the flat domain/ (domain.runs:Run.Finished, ...)."""
+    """The fixture's events are stored under the topics of the flat domain/ (domain.agent.runs:Run.Finished, ...)."""
     record = open_record(old_store)
     try:
         events = record.read_log(after=0, limit=1000)

@@ -17,11 +17,11 @@ from eventsourcing.persistence import IntegrityError
 from adapters.group_commit import GroupCommitter, _Pending
 from adapters.settings import Settings
 from adapters.wiring import Runtime, build_runtime
-from domain.actions import Click
-from domain.commands import ScheduleRun
-from domain.handlers import schedule_runs
-from domain.ports import StepRecord
-from domain.weeks import week_of
+from domain.agent.actions import Click
+from domain.agent.ports import StepRecord
+from domain.eventlog.commands import ScheduleRun
+from domain.eventlog.handlers import schedule_runs
+from domain.week.weeks import week_of
 
 RUNS, STEPS = 12, 6
 

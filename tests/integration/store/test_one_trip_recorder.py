@@ -18,10 +18,10 @@ from eventsourcing.postgres import PostgresApplicationRecorder
 from adapters.eventstore import postgres_env
 from adapters.group_commit import GroupCommitter
 from adapters.pg_recorder import OneTripRecorder
-from domain.actions import Click
-from domain.ports import StepRecord
-from domain.record import Record
-from domain.runs import Run
+from domain.agent.actions import Click
+from domain.agent.ports import StepRecord
+from domain.agent.runs import Run
+from domain.eventlog.record import Record
 
 WRITERS, SAVES = 4, 60
 

@@ -18,13 +18,13 @@ from record_builders import COURSE, WEEK, StepClock, finished_run, point_the_cli
 
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
-from domain.actions import Click, Type
-from domain.commands import PublishWeek, SetRunOutcome, VoidRun
-from domain.dataset_tables import TABLES
-from domain.handlers import issue_correction
-from domain.ports import StepRecord
-from domain.publishing import publish_week
-from domain.runs import Run
+from domain.agent.actions import Click, Type
+from domain.agent.ports import StepRecord
+from domain.agent.runs import Run
+from domain.eventlog.commands import PublishWeek, SetRunOutcome, VoidRun
+from domain.eventlog.handlers import issue_correction
+from domain.projections.dataset_tables import TABLES
+from domain.week.publishing import publish_week
 from ops.cli import main
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -13,14 +13,14 @@ from record_builders import WEEK, StepClock, into_week, write_week
 
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
-from domain.commands import LeaveModelOut, PublishWeek, ScheduleRun, SetRunOutcome, VoidRun
-from domain.handlers import issue_correction, schedule_runs
-from domain.publications import PublicationError
-from domain.publishing import NotPublishedError, RunsStillOpenError, UnknownWeekError, publish_week
-from domain.record import UndecodableEventError, UnknownRunError
-from domain.runs import Run
-from domain.verdicts import Verdict
-from domain.weeks import week_start
+from domain.agent.runs import Run
+from domain.agent.verdicts import Verdict
+from domain.eventlog.commands import LeaveModelOut, PublishWeek, ScheduleRun, SetRunOutcome, VoidRun
+from domain.eventlog.handlers import issue_correction, schedule_runs
+from domain.eventlog.record import UndecodableEventError, UnknownRunError
+from domain.week.publications import PublicationError
+from domain.week.publishing import NotPublishedError, RunsStillOpenError, UnknownWeekError, publish_week
+from domain.week.weeks import week_start
 
 
 @pytest.fixture
@@ -164,7 +164,7 @@ def test_unknown_week_and_run_are_clear_errors(record, readmodels):
 
 
 def _insert_bad_event(settings) -> None:
-    row = (str(uuid4()), 1, "domain.runs:Run.Scheduled", b'{"station": 42')
+    row = (str(uuid4()), 1, "domain.agent.runs:Run.Scheduled", b'{"station": 42')
     if settings.database_url:
         with psycopg.connect(settings.database_url) as conn:
             conn.execute("INSERT INTO canitbuy_events (originator_id, originator_version, topic, state) "

@@ -13,10 +13,10 @@ from adapters.blobs import FileBlobStore, open_blobs
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
 from adapters.settings import Settings
-from domain.commands import PublishWeek, SetRunOutcome
-from domain.handlers import issue_correction
-from domain.publishing import publish_week
-from domain.store_check import check_store
+from domain.eventlog.commands import PublishWeek, SetRunOutcome
+from domain.eventlog.handlers import issue_correction
+from domain.eventlog.store_check import check_store
+from domain.week.publishing import publish_week
 from ops.cli import main
 from tests.integration.store.conftest import S3Server
 

@@ -13,13 +13,13 @@ from uuid import UUID
 from eventsourcing.persistence import StoredEvent
 
 from adapters.eventstore import open_record
-from domain.organisations import Organisation
-from domain.receipt_ledger import AgentKey
-from domain.record import Record
-from domain.runs import Run
-from domain.schema import EVENT_CLASSES, public_name
-from domain.topics import topics_of
-from domain.verdicts import Verdict
+from domain.agent.runs import Run
+from domain.agent.verdicts import Verdict
+from domain.eventlog.record import Record
+from domain.eventlog.schema import EVENT_CLASSES, public_name
+from domain.eventlog.topics import topics_of
+from domain.leaderboards.receipt_ledger import AgentKey
+from domain.orgs.organisations import Organisation
 
 # domain-move: keep (the topics as the code before the grouping stored them)
 STORED_AS = {

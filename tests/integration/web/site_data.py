@@ -16,15 +16,15 @@ from uuid import UUID
 import msgspec
 
 from adapters.wiring import Runtime
-from domain.actions import Click, Stop
-from domain.commands import PublishWeek, ScheduleRun
-from domain.course import load_course
-from domain.handlers import schedule_runs
-from domain.ports import StepRecord
-from domain.publishing import publish_week
-from domain.runs import Run
-from domain.verdicts import OrderLine, OrderSummary, Verdict
-from domain.weeks import week_of
+from domain.agent.actions import Click, Stop
+from domain.agent.ports import StepRecord
+from domain.agent.runs import Run
+from domain.agent.verdicts import OrderLine, OrderSummary, Verdict
+from domain.courses.course import load_course
+from domain.eventlog.commands import PublishWeek, ScheduleRun
+from domain.eventlog.handlers import schedule_runs
+from domain.week.publishing import publish_week
+from domain.week.weeks import week_of
 
 COURSE = load_course()
 SCREENSHOT = base64.b64decode(

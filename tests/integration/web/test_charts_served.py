@@ -8,7 +8,7 @@ import re
 import msgspec
 import pytest
 
-from domain.charts import CostChart, RankingChart, StationChart, StopsChart, WeeksChart
+from domain.projections.charts import CostChart, RankingChart, StationChart, StopsChart, WeeksChart
 
 KINDS = {"ranking": RankingChart, "weeks": WeeksChart, "stops": StopsChart, "cost": CostChart}
 

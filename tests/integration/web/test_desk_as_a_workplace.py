@@ -10,9 +10,9 @@ from datetime import date
 from desk_client import AUDITOR, STAFF, csrf_of, sign_in, sign_out
 
 from adapters.wiring import build_runtime
-from domain.commands import ScheduleRun
-from domain.handlers import schedule_runs
-from domain.lineup import Entrant, ModelCheckResult
+from domain.agent.lineup import Entrant, ModelCheckResult
+from domain.eventlog.commands import ScheduleRun
+from domain.eventlog.handlers import schedule_runs
 from web.staff import needs
 from workers import schedule
 
@@ -200,7 +200,7 @@ def _eventually(site, path: str, text: str) -> str:
 
 
 def test_every_kind_the_one_kind_form_offers_is_a_correction_the_record_takes() -> None:
-    from domain.commands import CORRECTION_KINDS
+    from domain.eventlog.commands import CORRECTION_KINDS
     from web.staff.correct_here import CHANGES
 
     offered = {(target, change) for target, changes in CHANGES.items() for change, _ in changes}

@@ -10,7 +10,7 @@ import pytest
 from leaderboard_site import CONTACT, a_run, body, from_network, leaderboard_site, site_on_backend, spec_example
 
 from adapters.settings import Settings
-from domain.submissions import PER_DAY_OVERALL, SubmissionDay, day_book_id, network_key, submission_id
+from domain.leaderboards.submissions import PER_DAY_OVERALL, SubmissionDay, day_book_id, network_key, submission_id
 
 SUBMIT = "/api/leaderboard/submit"
 
@@ -104,6 +104,6 @@ def test_the_page_and_the_json_never_show_the_contact_or_the_network(client) -> 
 
 
 def _fingerprint(data: dict) -> str:
-    from domain.arc_validation import parse_submission
+    from domain.leaderboards.arc_validation import parse_submission
 
     return parse_submission(json.dumps(data).encode()).fingerprint()

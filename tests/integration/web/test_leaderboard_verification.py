@@ -14,7 +14,7 @@ import pytest
 from desk_client import AUDITOR, STAFF, csrf_of, sign_in, sign_out
 from leaderboard_site import a_run, body, from_network, site_on_backend
 
-from domain.verification import draw_sample, sample_pool
+from domain.leaderboards.verification import draw_sample, sample_pool
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "web" / "schemas" / "leaderboard.json").read_text())
 FLIP = {"added_to_cart": "no_cart", "checkout_reached": "blocked", "no_cart": "added_to_cart",
@@ -146,6 +146,6 @@ def test_signed_out_or_as_an_auditor_the_desk_changes_nothing(client) -> None:
 
 
 def _parsed(data: dict):
-    from domain.arc_validation import parse_submission
+    from domain.leaderboards.arc_validation import parse_submission
 
     return parse_submission(json.dumps(data).encode())

@@ -26,8 +26,8 @@ from site_data import PRIVATE_MODEL, SiteWeek, make_week
 
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
-from domain.commands import SetRunOutcome
-from domain.handlers import issue_correction
+from domain.eventlog.commands import SetRunOutcome
+from domain.eventlog.handlers import issue_correction
 from web.app import create_app
 
 ROOT = Path(__file__).resolve().parents[3]

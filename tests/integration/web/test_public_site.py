@@ -9,8 +9,8 @@ import jsonschema
 import pytest
 from site_data import PRIVATE_MODEL, PRIVATE_NOTE
 
-from domain.canonical import sha256_hex
-from domain.course import course_bytes
+from domain.courses.course import course_bytes
+from domain.projections.canonical import sha256_hex
 
 ROOT = Path(__file__).resolve().parents[3]
 PAGES = ["/", "/ranking", "/matrix", "/course", "/course/s05", "/registry", "/method", "/agent", "/corrections",

@@ -23,11 +23,11 @@ import pytest
 from adapters.readmodels import ReadModels
 from adapters.settings import Settings
 from adapters.wiring import Runtime, build_runtime
-from domain.commands import ScheduleRun
-from domain.course import load_course
-from domain.handlers import schedule_runs
-from domain.verdicts import Verdict
-from domain.weeks import week_of
+from domain.agent.verdicts import Verdict
+from domain.courses.course import load_course
+from domain.eventlog.commands import ScheduleRun
+from domain.eventlog.handlers import schedule_runs
+from domain.week.weeks import week_of
 from web.app import create_app
 
 with warnings.catch_warnings():

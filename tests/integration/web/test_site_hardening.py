@@ -30,8 +30,8 @@ from adapters.settings import Settings
 from adapters.sqldb import SqlDb
 from adapters.staff_accounts import StaffAccounts
 from adapters.wiring import build_runtime
-from domain.commands import RecordManualTest
-from domain.handlers import record_manual_test
+from domain.eventlog.commands import RecordManualTest
+from domain.eventlog.handlers import record_manual_test
 from web.app import create_app
 from web.staff.ratelimit import SignInLimiter
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from desk_client import AUDITOR, STAFF, csrf_of, sign_in, sign_out
 from site_data import SCREENSHOT
 
-from domain.weeks import week_start
+from domain.week.weeks import week_start
 from web.staff.preview import _line as ranking_line
 
 VIDEO_WEBM = b"\x1a\x45\xdf\xa3" + b"\x00" * 64

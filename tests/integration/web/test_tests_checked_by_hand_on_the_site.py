@@ -10,8 +10,8 @@ from datetime import timedelta
 
 from desk_client import STAFF, csrf_of, sign_in, sign_out
 
-from domain.course import load_course
-from domain.weeks import week_start
+from domain.courses.course import load_course
+from domain.week.weeks import week_start
 from lab.botauth import verifier
 from web.public.clarifications import S13_VERIFIER
 

@@ -16,9 +16,9 @@ from adapters.models.lineup import FLAGSHIP, WEEKLY, estimated_run_usd, is_flags
 from adapters.readmodels import ReadModels
 from adapters.settings import Settings
 from adapters.wiring import Runtime, build_runtime
-from domain.ports import StepRecord
-from domain.spend import SpendFold
-from domain.verdicts import Verdict
+from domain.agent.ports import StepRecord
+from domain.agent.verdicts import Verdict
+from domain.projections.spend import SpendFold
 from workers.executor import spend_hold
 from workers.leases import open_leases
 from workers.ledger import RunLedger

@@ -16,7 +16,7 @@ from adapters.models.client import HttpxModelClient
 from adapters.models.lineup import WEEKLY
 from adapters.settings import Settings
 from adapters.wiring import Runtime, build_runtime
-from domain.lineup import ModelCheckResult
+from domain.agent.lineup import ModelCheckResult
 from tests.integration.agent.conftest import ThreadedApp
 from tests.integration.agent.openai_server import OpenAIServer
 from workers.ledger import RunLedger

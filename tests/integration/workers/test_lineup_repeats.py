@@ -11,7 +11,7 @@ import pytest
 
 from adapters.settings import Settings
 from adapters.wiring import Runtime, build_runtime
-from domain.lineup import Entrant
+from domain.agent.lineup import Entrant
 from ops.cli import build_parser
 from workers.ledger import RunLedger
 from workers.plan import course_cells, schedule_course

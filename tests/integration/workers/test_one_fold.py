@@ -9,13 +9,13 @@ import pytest
 
 from adapters.settings import Settings
 from adapters.wiring import Runtime, build_runtime
-from domain.commands import ScheduleRun
-from domain.facts import RunFact
-from domain.handlers import schedule_runs
-from domain.ports import StepRecord
+from domain.agent.ports import StepRecord
+from domain.agent.verdicts import Verdict
+from domain.eventlog.commands import ScheduleRun
+from domain.eventlog.handlers import schedule_runs
+from domain.projections.facts import RunFact
 from domain.projections.fold import LogState
-from domain.verdicts import Verdict
-from domain.weeks import week_of
+from domain.week.weeks import week_of
 from web.public.recording import load_recording
 from workers.ledger import RunLedger
 

@@ -21,10 +21,10 @@ import pytest
 
 from adapters.settings import Settings, SettingsError
 from adapters.wiring import Runtime, build_runtime
-from domain.commands import ScheduleRun
-from domain.handlers import schedule_runs
-from domain.runs import Run
-from domain.store_check import StoreProblem, check_store
+from domain.agent.runs import Run
+from domain.eventlog.commands import ScheduleRun
+from domain.eventlog.handlers import schedule_runs
+from domain.eventlog.store_check import StoreProblem, check_store
 from lab.server import LabServer
 from web.app import create_app
 from web.public.recording import load_recording

@@ -15,10 +15,10 @@ import pytest
 from adapters.readmodels import ReadModels
 from adapters.settings import Settings
 from adapters.wiring import Runtime, build_runtime
-from domain.commands import ScheduleRun
-from domain.handlers import schedule_runs
-from domain.verdicts import Verdict
-from domain.weeks import week_of
+from domain.agent.verdicts import Verdict
+from domain.eventlog.commands import ScheduleRun
+from domain.eventlog.handlers import schedule_runs
+from domain.week.weeks import week_of
 from workers.ledger import RunLedger
 from workers.plan import Cell, course_cells, run_id_for, schedule_course
 from workers.schedule import CatchUp, catch_up, publish

@@ -14,8 +14,8 @@ import pytest
 from adapters.models.lineup import WEEKLY
 from adapters.settings import Settings
 from adapters.wiring import Runtime, build_runtime
-from domain.ports import StepRecord
-from domain.verdicts import Verdict
+from domain.agent.ports import StepRecord
+from domain.agent.verdicts import Verdict
 from web.app import create_app
 from workers.executor import execute_run, spend_hold
 from workers.leases import open_leases

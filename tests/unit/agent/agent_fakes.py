@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from domain.actions import Action
-from domain.agent_ports import Decision, Task
-from domain.observation import Observation, PageProbe
-from domain.ports import StepRecord
-from domain.verdicts import CutShortCause, Verdict
+from domain.agent.actions import Action
+from domain.agent.agent_ports import Decision, Task
+from domain.agent.observation import Observation, PageProbe
+from domain.agent.ports import StepRecord
+from domain.agent.verdicts import CutShortCause, Verdict
 
 
 class MemoryBlobs:

@@ -3,11 +3,11 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from domain.actions import Click, Stop, Type
-from domain.agent_ports import Decision, ModelConnectionError, Task
-from domain.episode import CutShort, Episode
-from domain.observation import Element, Observation, PageProbe
-from domain.verdicts import OrderLine, OrderSummary, Verdict
+from domain.agent.actions import Click, Stop, Type
+from domain.agent.agent_ports import Decision, ModelConnectionError, Task
+from domain.agent.episode import CutShort, Episode
+from domain.agent.observation import Element, Observation, PageProbe
+from domain.agent.verdicts import OrderLine, OrderSummary, Verdict
 from tests.unit.agent.agent_fakes import ListRecorder, MemoryBlobs, ScriptedAgent, ScriptedSession, TickingClock
 
 pytestmark = pytest.mark.anyio

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from domain.actions import Check, Click, Goto, Press, Select, Type, decode_action
-from domain.guards import is_personal_field, is_verification_page, refusal
-from domain.observation import Element, Observation
+from domain.agent.actions import Check, Click, Goto, Press, Select, Type, decode_action
+from domain.agent.guards import is_personal_field, is_verification_page, refusal
+from domain.agent.observation import Element, Observation
 
 STORE = "s01.lab.localhost:8700"
 SEARCH = Element(id="e1", role="textbox", tag="input", type="search", field_name="q", label="Search")
@@ -60,7 +60,7 @@ def test_a_gate_that_asks_for_proof_of_a_human_is_a_verification_page() -> None:
 def test_a_wait_longer_than_five_seconds_is_not_an_action() -> None:
     import pytest
 
-    from domain.actions import ActionError
+    from domain.agent.actions import ActionError
 
     with pytest.raises(ActionError):
         decode_action('{"type": "wait", "seconds": 30}')

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import msgspec
 
-from domain.agent_ports import Task
-from domain.judge import brief_broken, judge_answer, judge_end, judge_probe, page_kind
-from domain.observation import Dialog, Element, Observation, PageProbe
-from domain.verdicts import OrderLine, OrderSummary, ReadAnswer, Verdict, accepted_all_cookies
+from domain.agent.agent_ports import Task
+from domain.agent.judge import brief_broken, judge_answer, judge_end, judge_probe, page_kind
+from domain.agent.observation import Dialog, Element, Observation, PageProbe
+from domain.agent.verdicts import OrderLine, OrderSummary, ReadAnswer, Verdict, accepted_all_cookies
 
 BRIEF = Task(kind="shop_brief", text="... at most $150 ...", start_url="http://s16.lab.localhost/",
              max_total_cents=15000)

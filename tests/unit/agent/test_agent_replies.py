@@ -6,7 +6,7 @@ import pytest
 
 from adapters.models.agent import ReplyError, parse_reply
 from adapters.models.prompt import act_tool
-from domain.actions import Click, Stop, Wait
+from domain.agent.actions import Click, Stop, Wait
 
 
 def message(**fields: object) -> dict[str, object]:

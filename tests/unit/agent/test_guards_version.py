@@ -6,7 +6,7 @@ import hashlib
 from pathlib import Path
 
 from adapters.models.release import current_agent, guards_code
-from domain import guards
+from domain.agent import guards
 
 # domain-move: keep (the import lines as the flat domain/ spelled them, and as sub-packages spell them)
 FLAT = "from domain.actions import Action, Click\nfrom domain.observation import Element\n\nRULE = 1\n"

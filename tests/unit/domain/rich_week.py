@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 
 from scoring_builders import COURSE, MONDAY, WEEK, release
 
-from domain.course import CURRENT_VERSION
-from domain.facts import CorrectionFact, RunFact, WeekFacts
-from domain.verdicts import Verdict
+from domain.agent.verdicts import Verdict
+from domain.courses.course import CURRENT_VERSION
+from domain.projections.facts import CorrectionFact, RunFact, WeekFacts
 
 MODELS = ["alpha", "beta", "gamma", "delta"]
 

@@ -6,10 +6,10 @@ import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from domain.course import CURRENT_VERSION, RELEASES, course_bytes, load_course
-from domain.facts import CorrectionFact, ReleaseFact, RunFact, WeekFacts
-from domain.schema import Envelope, payload_type
-from domain.verdicts import Verdict
+from domain.agent.verdicts import Verdict
+from domain.courses.course import CURRENT_VERSION, RELEASES, course_bytes, load_course
+from domain.eventlog.schema import Envelope, payload_type
+from domain.projections.facts import CorrectionFact, ReleaseFact, RunFact, WeekFacts
 
 COURSE = load_course()
 WEEK = "2026-W48"

@@ -5,14 +5,14 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from domain.actions import Click, Stop
-from domain.agent_ports import Decision
-from domain.arc_export import RunEnd, arc_outcome
-from domain.arc_judge import arc_task, holds_product, judge_arc_end, judge_arc_probe, product_slug
-from domain.episode import Episode
-from domain.judge import judge_probe
-from domain.observation import Element, Observation, PageProbe
-from domain.verdicts import OrderLine, OrderSummary, Verdict
+from domain.agent.actions import Click, Stop
+from domain.agent.agent_ports import Decision
+from domain.agent.episode import Episode
+from domain.agent.judge import judge_probe
+from domain.agent.observation import Element, Observation, PageProbe
+from domain.agent.verdicts import OrderLine, OrderSummary, Verdict
+from domain.leaderboards.arc_export import RunEnd, arc_outcome
+from domain.leaderboards.arc_judge import arc_task, holds_product, judge_arc_end, judge_arc_probe, product_slug
 from tests.unit.agent.agent_fakes import ListRecorder, MemoryBlobs, ScriptedAgent, ScriptedSession, TickingClock
 
 URL = "http://s01.lab.localhost:8700"
@@ -138,7 +138,7 @@ def test_the_course_test_set_file_is_the_course_in_arcs_shape() -> None:
     import io
     from importlib import resources
 
-    from domain.arc import course_test_set
+    from domain.leaderboards.arc import course_test_set
 
     text = (resources.files("domain") / "testsets" / "canitbuy-course-2.1.csv").read_text(encoding="utf-8")
     rows = [(r["id"], r["host"], r["product_url"]) for r in csv.DictReader(io.StringIO(text))]

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from domain.arc import COURSE_TEST_SET, SubmissionProblem
-from domain.arc_validation import BodyTooLarge, parse_submission
-from domain.statistics import arc_rate, tenths_text
+from domain.leaderboards.arc import COURSE_TEST_SET, SubmissionProblem
+from domain.leaderboards.arc_validation import BodyTooLarge, parse_submission
+from domain.projections.statistics import arc_rate, tenths_text
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 OUTCOMES = ["added_to_cart"] * 6 + ["checkout_reached", "no_cart", "blocked", "no_cart", "error", "not_attempted"]

@@ -6,7 +6,8 @@ import msgspec
 import pytest
 from rich_week import rich_facts
 
-from domain.charts import (
+from domain.courses.course import load_course
+from domain.projections.charts import (
     RunCost,
     cost_chart,
     ranking_chart,
@@ -14,9 +15,8 @@ from domain.charts import (
     stops_chart,
     weeks_chart,
 )
-from domain.course import load_course
 from domain.projections.documents import Matrix, Ranking, week_documents
-from domain.statistics import wilson
+from domain.projections.statistics import wilson
 
 DOCS = week_documents(rich_facts())
 RANKING = msgspec.json.decode(DOCS.ranking, type=Ranking)

@@ -9,7 +9,8 @@ from uuid import UUID, uuid4
 import msgspec
 import pytest
 
-from domain.commands import (
+from domain.errata.corrections import CorrectionError
+from domain.eventlog.commands import (
     CORRECTION_KINDS,
     LeaveModelOut,
     LeaveStationOut,
@@ -20,12 +21,11 @@ from domain.commands import (
     VoidRun,
     corrections_decoder,
 )
-from domain.corrections import CorrectionError
-from domain.handlers import correction_for, issue_correction, record_manual_test, schedule_runs, would_record
-from domain.manual_tests import ManualTestError
-from domain.organisations import OrganisationError
-from domain.record import Record, UnknownRunError
-from domain.schema import Envelope
+from domain.eventlog.handlers import correction_for, issue_correction, record_manual_test, schedule_runs, would_record
+from domain.eventlog.record import Record, UnknownRunError
+from domain.eventlog.schema import Envelope
+from domain.leaderboards.manual_tests import ManualTestError
+from domain.orgs.organisations import OrganisationError
 
 WEEK = "2026-W48"
 NOW = datetime(2026, 11, 25, 10, tzinfo=UTC)

@@ -16,7 +16,7 @@ import pytest
 from partial_json import PartialArray, PartialObject, Prefix, assert_released_as, read_partial
 from scoring_builders import MONDAY, WEEK, correction, full_week, week_facts
 
-from domain.course import course_bytes
+from domain.courses.course import course_bytes
 from domain.projections.documents import week_documents
 
 ROOT = Path(__file__).parents[3]

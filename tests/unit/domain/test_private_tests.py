@@ -11,17 +11,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scoring_builders import COURSE, MONDAY, WEEK, envelope, kind_of, release_event
 
-from domain.commands import ScheduleRun
-from domain.course import CURRENT_VERSION
-from domain.handlers import schedule_runs
-from domain.organisations import Organisation, OrganisationError, organisation_id
+from domain.agent.verdicts import Verdict
+from domain.courses.course import CURRENT_VERSION
+from domain.eventlog.commands import ScheduleRun
+from domain.eventlog.handlers import schedule_runs
+from domain.eventlog.record import Record, check_target_url
+from domain.eventlog.schema import Envelope, payload_type
+from domain.orgs.organisations import Organisation, OrganisationError, organisation_id
 from domain.projections import logs
 from domain.projections.documents import week_documents
 from domain.projections.fold import LogState
 from domain.projections.repeats import repeats_bytes
-from domain.record import Record, check_target_url
-from domain.schema import Envelope, payload_type
-from domain.verdicts import Verdict
 
 ORGS = ("acme", "globex")
 

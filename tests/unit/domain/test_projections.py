@@ -23,11 +23,11 @@ from scoring_builders import (
     week_facts,
 )
 
-from domain.canonical import CanonicalError, canonical_bytes
+from domain.agent.verdicts import Verdict
 from domain.projections import logs
+from domain.projections.canonical import CanonicalError, canonical_bytes
 from domain.projections.documents import Matrix, Ranking, week_documents
 from domain.projections.fold import LogState
-from domain.verdicts import Verdict
 from web.public.week_views import cell_view, ranking_rows
 
 SCHEMAS = Path(__file__).parents[3] / "docs" / "schemas"

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from adapters.receipts import cryptography_ed25519_check
-from domain.receipts import ReceiptRefused, ReceiptVerified, jwk_thumbprint, order_digest, verify_receipt
+from domain.leaderboards.receipts import ReceiptRefused, ReceiptVerified, jwk_thumbprint, order_digest, verify_receipt
 from lab.receipts import ReceiptKey, order_sha256
 
 ORDER = {

@@ -14,11 +14,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scoring_builders import COURSE, MONDAY, OBSTACLES, WEEK, correction, run, week_facts
 
-from domain.facts import RunFact
 from domain.projections.documents import week_documents
+from domain.projections.facts import RunFact
+from domain.projections.repeat_runs import (
+    cell_pass_hat_k,
+    model_pass_hat_k,
+    repeat_cells,
+    station_outcome,
+    week_repeats,
+)
 from domain.projections.repeats import repeats_bytes
-from domain.repeats import cell_pass_hat_k, model_pass_hat_k, repeat_cells, station_outcome, week_repeats
-from domain.statistics import pass_hat_k, wilson
+from domain.projections.statistics import pass_hat_k, wilson
 
 SCHEMA = json.loads((Path(__file__).parents[3] / "docs" / "schemas" / "repeats.json").read_text())
 

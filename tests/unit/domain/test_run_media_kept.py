@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 import msgspec
 import pytest
 
+from domain.agent.runs import Run, RunError
+from domain.agent.verdicts import Verdict
+from domain.eventlog.schema import Envelope, encode_payload, payload_decoder
 from domain.projections.fold import LogState, fold_run, scheduled
-from domain.runs import Run, RunError
-from domain.schema import Envelope, encode_payload, payload_decoder
-from domain.verdicts import Verdict
 
 AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 TRACE, VIDEO = "a" * 64, "b" * 64

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scoring_builders import COURSE, MONDAY, OBSTACLES, WEEK, correction, full_week, run
 
-from domain.scoring import score_week
-from domain.weeks import RESULTS_CUTOFF
+from domain.projections.scoring import score_week
+from domain.week.weeks import RESULTS_CUTOFF
 
 
 def entry(runs, corrections=(), model="m"):

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from domain.statistics import agreement, mcnemar_exact, pass_hat_k, rank_bands, wilson
+from domain.projections.statistics import agreement, mcnemar_exact, pass_hat_k, rank_bands, wilson
 
 
 @pytest.mark.parametrize("n", [1, 2, 10, 17, 51])

@@ -9,12 +9,12 @@ from typing import Any
 import msgspec
 import pytest
 
-from domain.arc import COURSE_TEST_SET, Submission
-from domain.arc_validation import parse_submission
-from domain.receipt_ledger import AgentKeyError, KeyRegistration
-from domain.receipts import ReceiptRefused, ReceiptVerified
-from domain.record import Record
-from domain.submissions import (
+from domain.eventlog.record import Record
+from domain.leaderboards.arc import COURSE_TEST_SET, Submission
+from domain.leaderboards.arc_validation import parse_submission
+from domain.leaderboards.receipt_ledger import AgentKeyError, KeyRegistration
+from domain.leaderboards.receipts import ReceiptRefused, ReceiptVerified
+from domain.leaderboards.submissions import (
     PER_DAY_OVERALL,
     LeaderboardSubmission,
     QuotaExceeded,
@@ -24,7 +24,7 @@ from domain.submissions import (
     network_of,
     submission_id,
 )
-from domain.verification import (
+from domain.leaderboards.verification import (
     can_verify_by_receipts,
     draw_sample,
     judge_receipts,

@@ -8,8 +8,8 @@ from fractions import Fraction
 
 import pytest
 
-from domain.course import CURRENT_VERSION, load_course
-from domain.manual_tests import HandResult, ManualTest, ManualTestError, check_outcome, score_tests
+from domain.courses.course import CURRENT_VERSION, load_course
+from domain.leaderboards.manual_tests import HandResult, ManualTest, ManualTestError, check_outcome, score_tests
 
 COURSE = load_course()
 AT = datetime(2026, 11, 24, 10, tzinfo=UTC)

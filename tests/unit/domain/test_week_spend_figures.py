@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from domain.ports import StepRecord
-from domain.runs import Run
-from domain.schema import Envelope, encode_payload, payload_decoder, public_name
-from domain.spend import SpendFold
-from domain.verdicts import Verdict
+from domain.agent.ports import StepRecord
+from domain.agent.runs import Run
+from domain.agent.verdicts import Verdict
+from domain.eventlog.schema import Envelope, encode_payload, payload_decoder, public_name
+from domain.projections.spend import SpendFold
 
 MONDAY = datetime(2026, 11, 23, 9, tzinfo=UTC)  # 2026-W48
 WEEK, LAST_WEEK = "2026-W48", "2026-W47"

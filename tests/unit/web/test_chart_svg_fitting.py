@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from domain.charts import IntervalRow, RankingChart
+from domain.projections.charts import IntervalRow, RankingChart
 from web.public.chart_svg import _drawn, chart_svg
 
 CHART = RankingChart(chart="ranking", week="2026-W48", course_version="2.1", rows=[

@@ -6,7 +6,7 @@ from uuid import UUID
 
 import pytest
 
-from domain.commands import LeaveStationOut, SetRunOutcome, VoidRun
+from domain.eventlog.commands import LeaveStationOut, SetRunOutcome, VoidRun
 from web.staff.preview import PreviewError, correction_command
 
 RUN = "6f1c0d1e-0000-4000-8000-000000000000"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
-from domain.schema import Envelope
+from domain.eventlog.schema import Envelope
 from web.staff.action_log import action_of
 from web.staff.find_run import RunQuery
 

@@ -1,0 +1,142 @@
+"""The ports the agent's run loop needs: a browser, an agent that decides, a reader. Adapters implement them."""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol, runtime_checkable
+
+import msgspec
+
+from domain.agent.actions import Action
+from domain.agent.observation import Observation, PageProbe
+from domain.agent.ports import StepRecord
+from domain.agent.verdicts import FetchedPage, ReadAnswer
+from domain.courses.course import CourseSpec
+from domain.courses.tasks import task_for, task_text
+
+TaskKind = Literal["shop", "shop_brief", "read", "arc"]
+
+
+class Task(msgspec.Struct, frozen=True, kw_only=True):
+    """What the agent is asked to do. It carries the task text, never the station's code or obstacle."""
+
+    kind: TaskKind
+    text: str
+    """The words the agent gets: the shop task, with the shopper's brief appended in s15..s18."""
+    start_url: str
+    """The store's listing page; for ARC's task, the product page it names."""
+    max_total_cents: int | None = None
+    """The brief's limit incl. delivery, for the judge; agents read the limit from `text`."""
+
+
+BRIEF_LIMIT_CENTS = 15000
+
+
+def station_task(course: CourseSpec, code: str, start_url: str) -> Task:
+    """The task a station sets (read, shop, or shop with the shopper's brief), with the words the agent gets."""
+    kind = task_for(course.station(code))
+    limit = BRIEF_LIMIT_CENTS if kind == "shop_brief" else None
+    return Task(kind=kind, text=task_text(course, kind), start_url=start_url, max_total_cents=limit)
+
+
+class Decision(msgspec.Struct, frozen=True, kw_only=True):
+    """An agent's choice for one step. `action` is None when the reply was not a valid action."""
+
+    action: Action | None
+    notes: str = ""
+    error: str = ""
+    """Why there is no action (a malformed reply), recorded as the step's result."""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tokens_reasoning: int = 0
+    """Of tokens_out, those the model spent reasoning."""
+    tokens_cached: int = 0
+    """Of tokens_in, those read from the provider's cache."""
+    cost_usd: float = 0.0
+    model_ms: int = 0
+    exchange: str | None = None
+    """sha256 of the model exchange in the blob store (the prompt as sent, the raw reply); None for agents
+    without a model."""
+
+
+class ModelConnectionError(RuntimeError):
+    """The model could not be reached after retries: the run is cut short, which is not a result."""
+
+
+@runtime_checkable
+class ModelLink(Protocol):
+    """An agent that calls a model over the network says whether the call in flight is failing.
+
+    The run's time can run out in the middle of a model call. When that call has already met a failure (a
+    transport error, an attempt that timed out, a 5xx or 429 being retried), the time went to the connection, not
+    to the model: the run is cut short for `model_connection`. A call that is merely slow is the model's time.
+    """
+
+    def connection_trouble(self) -> str | None:
+        """The last failure of the model call in flight, or None when it has met none (or none is in flight)."""
+        ...
+
+
+class BrowserSession(Protocol):
+    """One run's browser context on one store; only that store's host is reachable."""
+
+    async def open(self, url: str) -> None:
+        """Load the first page (not a step)."""
+        ...
+
+    async def observe(self) -> Observation:
+        """Screenshot, element list, dialogs and visible text of the current page, read in one call."""
+        ...
+
+    async def probe(self) -> PageProbe:
+        """The judge's read of the page (checkout marker and order); never given to the agent."""
+        ...
+
+    async def act(self, action: Action, observation: Observation) -> str:
+        """Carry the action out; return "ok" or a short, clear result such as "blocked: ..."."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class Browser(Protocol):
+    version: str
+
+    async def session(self, store_url: str) -> BrowserSession:
+        """A fresh context for one run on the store at `store_url`."""
+        ...
+
+
+class Agent(Protocol):
+    """Decides one action from what the page shows. Built-in agents and model-driven agents alike."""
+
+    name: str
+    version: str
+
+    async def decide(self, observation: Observation, task: Task, history: list[StepRecord]) -> Decision: ...
+
+
+class ReadResult(msgspec.Struct, frozen=True, kw_only=True):
+    """A reader's answer and what it took: the pages it fetched, and the model's usage when one was asked."""
+
+    answer: ReadAnswer
+    pages: list[str] = []
+    """The addresses read, in order."""
+    fetched: list[FetchedPage] = []
+    """Every request made, in order, with its status and the body's sha256 (recorded with the verdict)."""
+    notes: str = ""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    model_ms: int = 0
+
+
+class Reader(Protocol):
+    """Answers the read task from the store's pages without running JavaScript."""
+
+    async def read(self, task: Task) -> ReadResult:
+        """The answer with what it took (pages fetched, model usage), for the recording."""
+        ...
+
+    async def answer(self, task: Task) -> ReadAnswer:
+        """The answer alone, for the judge."""
+        ...

@@ -1,0 +1,195 @@
+"""One browser run: observe → decide → guard → act → judge → record, within 16 steps and 150 seconds.
+
+The clock is injected so the limits are testable; the ports do the I/O. The caller records `started` (it
+knows the worker and versions) and closes the session; the episode records every step and how the run ended.
+The judge reads the page after every action; a run ends as soon as the order form is open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import msgspec
+
+from domain.agent.actions import Action, Stop, describe
+from domain.agent.agent_ports import Agent, BrowserSession, Decision, ModelConnectionError, ModelLink, Task
+from domain.agent.guards import is_verification_page, refusal
+from domain.agent.judge import judge_end, judge_probe
+from domain.agent.observation import Observation
+from domain.agent.ports import BlobStore, RunRecorder, StepRecord
+from domain.agent.verdicts import CutShortCause, Outcome, Verdict
+from domain.leaderboards.arc_judge import judge_arc_end, judge_arc_probe
+
+MAX_STEPS = 16
+MAX_SECONDS = 150.0
+_elements_encoder = msgspec.json.Encoder()
+
+
+class UnsignedAgentError(RuntimeError):
+    """A verification page met by a run that could not sign its requests: our configuration, not the model."""
+
+
+class CutShort(msgspec.Struct, frozen=True):
+    """A run that ended by our error or the model's connection: logged, not a result."""
+
+    cause: CutShortCause
+    detail: str
+
+
+@dataclass
+class Episode:
+    session: BrowserSession
+    agent: Agent
+    task: Task
+    recorder: RunRecorder
+    blobs: BlobStore
+    clock: Callable[[], float]
+    max_steps: int = MAX_STEPS
+    max_seconds: float = MAX_SECONDS
+    signed: bool = True
+    """Whether the browser signs the run's requests (Web Bot Auth). Unsigned is our configuration's doing: a run
+    that meets a verification page (s13's gate) unsigned is cut short as our error, never the model's stop."""
+    history: list[StepRecord] = field(default_factory=list)
+    _started: float = 0.0
+    _checkout_open: bool = False
+    """From the judge's last probe: the guards know the order form is open without another read."""
+    _cart_json: str | None = None
+    """The newest cart marker a probe read: ARC's task is judged on it when the run ends without a checkout."""
+
+    async def run(self) -> Verdict | CutShort:
+        self._started = self.clock()
+        try:
+            await self.session.open(self.task.start_url)
+            return await self._loop()
+        except ModelConnectionError as error:
+            return await self._cut_short("model_connection", str(error))
+        except UnsignedAgentError as error:
+            return await self._cut_short("our_error", str(error))
+        except Exception as error:  # noqa: BLE001 - any other failure is ours, and it must be recorded
+            return await self._cut_short("our_error", f"{type(error).__name__}: {error}")
+
+    async def _loop(self) -> Verdict:
+        observation: Observation | None = None
+        for number in range(1, self.max_steps + 1):
+            if self._elapsed() >= self.max_seconds:
+                return await self._finish(self._end("time_limit", observation, number - 1,
+                                                    f"no checkout within {self.max_seconds:g} seconds"))
+            verdict, observation = await self._step(number)
+            if verdict is not None:
+                return await self._finish(verdict)
+        return await self._finish(self._end("step_limit", observation, self.max_steps,
+                                            f"no checkout within {self.max_steps} steps"))
+
+    async def _step(self, number: int) -> tuple[Verdict | None, Observation]:
+        began = self.clock()
+        observation = await self.session.observe()
+        # The blobs are written (fsync) in a thread while the agent decides; the step waits for them below.
+        blobs = self._put_blobs(observation)
+        if is_verification_page(observation):
+            await self._record(number, observation, Decision(action=None), "verification page: stopped", began,
+                               blobs)
+            if not self.signed:
+                raise UnsignedAgentError("a verification page stopped a run that could not sign its requests "
+                                         "(no key directory the lab can reach is configured): our error")
+            return self._end("verification_page", observation, number,
+                             "a verification page stopped the agent; it does not solve them"), observation
+        decision = await self._decide(observation)
+        result = await self._carry_out(decision, observation)
+        if isinstance(decision.action, Stop):
+            await self._record(number, observation, decision, result, began, blobs)
+            why = f"the agent stopped: {decision.action.reason}"
+            return self._end("stopped", observation, number, why), observation
+        # The judge reads the page while the step is stored; neither moves the run on, and the step is stored
+        # (or has failed) before the judge's answer is used, whatever the probe did.
+        recording = asyncio.ensure_future(self._record(number, observation, decision, result, began, blobs))
+        try:
+            probe = await self.session.probe()
+        finally:
+            await recording
+        self._checkout_open = probe.checkout_open
+        if probe.cart_json is not None:
+            self._cart_json = probe.cart_json
+        if self.task.kind == "arc":
+            return judge_arc_probe(probe, self.task, number), observation
+        return judge_probe(probe, self.task, number), observation
+
+    def _put_blobs(self, observation: Observation) -> asyncio.Future[tuple[str | None, str]]:
+        def put() -> tuple[str | None, str]:
+            shot = self.blobs.put(observation.screenshot) if observation.screenshot else None
+            return shot, self.blobs.put(_elements_encoder.encode(observation.elements))
+
+        written = asyncio.ensure_future(asyncio.to_thread(put))
+        written.add_done_callback(_retrieve)  # a step abandoned before its record must not log a lost error
+        return written
+
+    def _end(self, outcome: Outcome, observation: Observation | None, step: int, reason: str) -> Verdict:
+        if self.task.kind == "arc":
+            return judge_arc_end(outcome, observation, self.task, step, reason, self._cart_json)
+        return judge_end(outcome, observation, self.task, step, reason)
+
+    async def _decide(self, observation: Observation) -> Decision:
+        remaining = max(self.max_seconds - self._elapsed(), 0.001)
+        try:
+            seen = observation.for_agent()  # never the harness's reading of the page text
+            return await asyncio.wait_for(self.agent.decide(seen, self.task, self.history), remaining)
+        except TimeoutError:
+            trouble = self.agent.connection_trouble() if isinstance(self.agent, ModelLink) else None
+            if trouble is not None:
+                # The time ran out while the model could not be reached: not the model's failure, not a result.
+                raise ModelConnectionError(
+                    f"the {self.max_seconds:g} seconds ran out while the model call was failing ({trouble})"
+                ) from None
+            return Decision(action=None, error="no decision before the time limit")
+
+    async def _carry_out(self, decision: Decision, observation: Observation) -> str:
+        action: Action | None = decision.action
+        if action is None:
+            return f"invalid reply: {decision.error or 'no action'}"
+        if isinstance(action, Stop):
+            return f"stopped: {action.reason}"
+        store = urlsplit(self.task.start_url).netloc
+        why = refusal(action, observation, store, checkout_open=self._checkout_open)
+        if why is not None:
+            return f"refused: {why}"
+        return await self.session.act(action, observation)
+
+    async def _record(self, number: int, observation: Observation, decision: Decision, result: str,
+                      began: float, blobs: asyncio.Future[tuple[str | None, str]]) -> None:
+        duration_ms = int((self.clock() - began) * 1000)
+        screenshot, elements = await blobs  # durable before the step that names them is stored
+        step = StepRecord(
+            number=number, url=observation.url, title=observation.title, screenshot=screenshot, elements=elements,
+            notes=decision.notes, action=decision.action, result=result,
+            duration_ms=duration_ms, model_ms=decision.model_ms,
+            tokens_in=decision.tokens_in, tokens_out=decision.tokens_out, cost_usd=decision.cost_usd,
+            tokens_reasoning=decision.tokens_reasoning, tokens_cached=decision.tokens_cached,
+            exchange=decision.exchange, browser_retries=observation.browser_retries,
+        )
+        self.history.append(step)
+        await self.recorder.step_recorded(step)
+
+    async def _finish(self, verdict: Verdict) -> Verdict:
+        await self.recorder.finished(verdict, steps=len(self.history), seconds=round(self._elapsed(), 3))
+        return verdict
+
+    async def _cut_short(self, cause: CutShortCause, detail: str) -> CutShort:
+        await self.recorder.cut_short(cause, detail, steps=len(self.history), seconds=round(self._elapsed(), 3))
+        return CutShort(cause, detail)
+
+    def _elapsed(self) -> float:
+        return self.clock() - self._started
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
+def summary(step: StepRecord) -> str:
+    """One line of history for logs and prompts."""
+    action = describe(step.action) if step.action else "-"
+    return f"{step.number}. {action} -> {step.result}"

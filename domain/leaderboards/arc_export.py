@@ -1,0 +1,119 @@
+"""A batch of ARC runs as an arc-leaderboard-submission/v1 object. Pure: the caller reads the runs.
+
+Per row: a finished run gives the outcome its verdict names (`arc`); a run cut short by our error or the model's
+connection is `error` (ARC leaves it out of n, as we leave it out of results); a row whose run never started is
+`not_attempted`. Evidence is the run's last screenshot, addressed under the site's public https base when one is
+configured (else left out); course rows that reached a checkout carry the lab's receipt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+from domain.agent.runs import Run
+from domain.agent.verdicts import Verdict
+from domain.leaderboards.arc import COURSE_TEST_SET, SPEC
+from domain.leaderboards.arc_batches import ArcBatch, ArcRow
+
+BUILDER = "CanItBuy"
+NOTES = (
+    "CanItBuy harness: headless Chromium driven step by step (at most 16 steps and 150 s a store), one attempt "
+    "per store, stopped before payment. Outcomes decided by code: the lab's cart and checkout markers; on stores "
+    "without them only blocked or no_cart can be told. Stores unreachable from our machine are error (ours)."
+)
+
+
+class RunEnd(msgspec.Struct, frozen=True, kw_only=True):
+    """What an export needs of one run, read from its events."""
+
+    status: str
+    """scheduled, running, finished or cut_short."""
+    verdict: Verdict | None = None
+    steps: int = 0
+    seconds: float | None = None
+    ended_at: datetime | None = None
+    agent_version: str | None = None
+    screenshot: str | None = None
+    """sha256 of the run's last screenshot in the blob store."""
+    reason: str = ""
+    """The verdict's reason, or why the run was cut short (for people; ARC's format has no field for it)."""
+
+
+def run_end(events: Sequence[Any]) -> RunEnd | None:
+    """What a run ended with, from its events (Run.Scheduled first); None for no run, or a private one."""
+    if not events or not isinstance(events[0], Run.Scheduled) or events[0].org is not None:
+        return None
+    end = RunEnd(status="scheduled")
+    for event in events[1:]:
+        match event:
+            case Run.Started(agent_version=version):
+                end = msgspec.structs.replace(end, status="running", agent_version=version)
+            case Run.StepRecorded(step=step):
+                end = msgspec.structs.replace(end, steps=end.steps + 1, screenshot=step.screenshot or end.screenshot)
+            case Run.Finished(verdict=verdict, steps=steps, seconds=seconds):
+                end = msgspec.structs.replace(end, status="finished", verdict=verdict, steps=steps, seconds=seconds,
+                                              ended_at=event.timestamp, reason=verdict.reason)
+            case Run.CutShort(detail=detail, seconds=seconds):
+                end = msgspec.structs.replace(end, status="cut_short", seconds=seconds, ended_at=event.timestamp,
+                                              reason=detail)
+    return end
+
+
+def moment(at: datetime) -> str:
+    """ARC's date-time form: UTC, whole seconds, Z."""
+    return at.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def arc_outcome(end: RunEnd | None) -> str:
+    if end is None or end.status in ("scheduled", "running"):
+        return "not_attempted"
+    if end.status == "cut_short":
+        return "error"
+    return (end.verdict.arc if end.verdict else None) or "no_cart"
+
+
+def arc_result(row: ArcRow, end: RunEnd | None, *, course: bool, evidence_base: str | None) -> dict[str, Any]:
+    result: dict[str, Any] = {"id": row.id, "outcome": arc_outcome(end)}
+    if end is None or end.status in ("scheduled", "running"):
+        return result
+    if end.ended_at is not None:
+        result["at"] = moment(end.ended_at)
+    result["steps"] = end.steps
+    if end.seconds is not None:
+        result["seconds"] = round(end.seconds, 1)
+    if evidence_base and end.screenshot:
+        result["evidence_url"] = f"{evidence_base.rstrip('/')}/runs/{row.run_id}/blobs/{end.screenshot}"
+    if course and end.verdict is not None and end.verdict.receipt:
+        result["receipt"] = end.verdict.receipt
+    return result
+
+
+def agent_name(model: str) -> str:
+    return f"CanItBuyAgent ({model})"[:60]
+
+
+def submission_of(
+    batch: ArcBatch, ends: Mapping[str, RunEnd], *, evidence_base: str | None = None
+) -> dict[str, Any]:
+    """The submission for the batch; `ends` maps run ids to what their runs ended with."""
+    course = batch.test_set == COURSE_TEST_SET
+    versions = sorted({e.agent_version for e in ends.values() if e.agent_version})
+    agent: dict[str, Any] = {"name": agent_name(batch.model), "path": "browser", "model": batch.model[:80],
+                             "builder": BUILDER}
+    if versions:
+        agent["version"] = versions[-1][:40]
+    ended = [e.ended_at for e in ends.values() if e.ended_at is not None]
+    finished = batch.finished_at or (max(ended) if ended else batch.started_at)
+    return {
+        "spec": SPEC,
+        "test_set": batch.test_set,
+        "agent": agent,
+        "run": {"started_at": moment(batch.started_at), "finished_at": moment(finished),
+                "stopped_before_payment": True, "notes": NOTES},
+        "results": [arc_result(row, ends.get(row.run_id), course=course, evidence_base=evidence_base)
+                    for row in batch.rows],
+    }

@@ -1,0 +1,118 @@
+"""The week's spend on models: what the runs that count for a week have cost, and what the rest will cost.
+
+Read from the log (Run.Scheduled, Run.Started, Run.StepRecorded, Run.Finished, Run.CutShort) through the one fold
+of a run (domain/projections/fold.py), incrementally: the workers ask it before starting a model run (the weekly
+cap), the site publishes it as the week's spend JSON.
+A run counts for the week in which it started, as everywhere else; a run not started yet counts for the week it
+was scheduled for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import msgspec
+
+from domain.eventlog.schema import Envelope
+from domain.projections.facts import RunFact
+from domain.projections.fold import STEP, fold_run, scheduled
+
+Estimate = Callable[[str], float]
+"""US dollars one run of a model is expected to cost (0 for the built-in agents)."""
+
+
+class ModelSpend(msgspec.Struct, frozen=True, kw_only=True):
+    model: str
+    flagship: bool = False
+    """A model of the flagship line-up: counted against the flagship cap, not the weekly one."""
+    runs_ended: int
+    runs_to_start: int
+    """Scheduled and not started yet."""
+    actual_usd: float
+    projected_usd: float
+    """Actual, plus each run still to start at this model's average so far (or the line-up's estimate)."""
+
+
+class WeekSpend(msgspec.Struct, frozen=True, kw_only=True):
+    """The body of /api/weeks/{week}/spend.json."""
+
+    week: str
+    cap_usd: float | None
+    """The weekly spending cap (CANITBUY_WEEKLY_CAP_USD); null when none is set."""
+    actual_usd: float
+    projected_usd: float
+    cap_reached: bool
+    """True when the weekly models' actual spend has reached the cap: no further weekly model run starts."""
+    flagship_cap_usd: float | None = None
+    """The flagship line-up's own cap (CANITBUY_FLAGSHIP_CAP_USD); null when none is set."""
+    flagship_actual_usd: float = 0.0
+    flagship_projected_usd: float = 0.0
+    flagship_cap_reached: bool = False
+    models: list[ModelSpend] = []
+    """Every model with runs in the week; actual_usd and projected_usd above are the weekly models' sums."""
+
+
+RUN_EVENTS = frozenset({"Run.Started", "Run.StepRecorded", "Run.Finished", "Run.CutShort"})
+
+
+@dataclass
+class SpendFold:
+    """The runs of the log as the one fold makes them (`scheduled`, `fold_run`: their week, whether they ended),
+    and what each has cost: the sum of its steps' `cost_usd`, which only the spend reads."""
+
+    runs: dict[str, RunFact]
+    costs: dict[str, float]
+    position: int = 0
+
+    @classmethod
+    def empty(cls) -> SpendFold:
+        return cls(runs={}, costs={})
+
+    def apply(self, envelopes: Iterable[Envelope]) -> None:
+        for e in envelopes:
+            self.position = e.position
+            if e.name == "Run.Scheduled":
+                if e.payload.org is None:  # private tests are an organisation's, never the week's
+                    self.runs[e.originator_id] = scheduled(e.originator_id, e.payload, e.position)
+                    self.costs[e.originator_id] = 0.0
+                continue
+            run = self.runs.get(e.originator_id)
+            if run is None or e.name not in RUN_EVENTS:
+                continue
+            fold_run(run, e.name, e.payload, e.position)
+            if e.name == STEP:
+                self.costs[e.originator_id] += float(e.payload.step.cost_usd)
+
+    def _in(self, week: str) -> list[tuple[RunFact, float]]:
+        return [(r, self.costs[r.run_id]) for r in self.runs.values() if r.week == week]
+
+    def actual(self, week: str, counted: Callable[[str], bool] = lambda model: True) -> float:
+        """What the week's runs of the counted models have cost so far."""
+        return round(sum(cost for r, cost in self._in(week) if counted(r.model)), 6)
+
+    def week(self, week: str, *, cap_usd: float | None, estimate: Estimate,
+             flagship: Callable[[str], bool] = lambda model: False, flagship_cap_usd: float | None = None,
+             ) -> WeekSpend:
+        models: list[ModelSpend] = []
+        in_week = self._in(week)
+        for model in sorted({r.model for r, _ in in_week}):
+            runs = [(r, cost) for r, cost in in_week if r.model == model]
+            ended = [cost for r, cost in runs if r.is_over]
+            actual = sum(cost for _, cost in runs)
+            each = sum(ended) / len(ended) if ended else estimate(model)
+            to_start = sum(1 for r, _ in runs if r.status == "scheduled")
+            models.append(ModelSpend(model=model, flagship=flagship(model), runs_ended=len(ended),
+                                     runs_to_start=to_start, actual_usd=round(actual, 6),
+                                     projected_usd=round(actual + to_start * each, 6)))
+        weekly = [m for m in models if not m.flagship]
+        flagships = [m for m in models if m.flagship]
+        actual = round(sum(m.actual_usd for m in weekly), 6)
+        flagship_actual = round(sum(m.actual_usd for m in flagships), 6)
+        return WeekSpend(week=week, cap_usd=cap_usd, actual_usd=actual,
+                         projected_usd=round(sum(m.projected_usd for m in weekly), 6),
+                         cap_reached=cap_usd is not None and actual >= cap_usd,
+                         flagship_cap_usd=flagship_cap_usd, flagship_actual_usd=flagship_actual,
+                         flagship_projected_usd=round(sum(m.projected_usd for m in flagships), 6),
+                         flagship_cap_reached=flagship_cap_usd is not None and flagship_actual >= flagship_cap_usd,
+                         models=models)

@@ -1,0 +1,179 @@
+"""The audit file of a published week (docs/audit-format.md): export from the log, verify from the file alone.
+
+Every line is canonical JSON carrying `prev` (the previous line's sha256; 64 zeros on the header) and `sha256`
+(of the line's canonical JSON without its own `sha256`), so one changed byte breaks the chain at that line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any
+
+import msgspec
+
+from domain.eventlog.schema import Envelope, payload_decoder
+from domain.projections.canonical import canonical_struct_bytes, sha256_hex
+from domain.projections.documents import UnknownFormatError, WeekDocuments, week_documents
+from domain.projections.facts import PublicationFact
+from domain.projections.fold import ALL, SKIMMED, LogState
+from domain.week.publishing import LogReader
+
+FORMAT, VERSION = "canitbuy-audit", 1
+GENESIS = "0" * 64
+
+
+class AuditError(ValueError):
+    """The file does not verify; the message names the line (1 = the header) or the hash that differs."""
+
+
+class Header(msgspec.Struct, frozen=True, kw_only=True):
+    format: str
+    version: int
+    week: str
+    position: int
+    ranking_sha256: str
+    matrix_sha256: str
+    course_version: str
+    events: int
+    prev: str
+    sha256: str
+    provisional: bool = False
+    """The publication was made while the week was in progress; the week's final publication supersedes it."""
+    citation: str | None = None
+    """How to cite the week, as the ranking and Matrix say (absent in older files)."""
+    documents_format: int = 1
+    """The format the ranking and Matrix were published in, and are recomputed in (absent, 1, in older files)."""
+
+
+class Line(msgspec.Struct, frozen=True, kw_only=True):
+    position: int
+    type: str
+    originator_id: str
+    originator_version: int
+    time: datetime
+    payload: msgspec.Raw
+    prev: str
+    sha256: str
+
+
+def _sealed(content: dict[str, Any], prev: str) -> tuple[bytes, str]:
+    content = {**content, "prev": prev}
+    digest = sha256_hex(canonical_struct_bytes(content))
+    return canonical_struct_bytes({**content, "sha256": digest}), digest
+
+
+def _runs_counting_for(read_log: LogReader, week: str, stop: int, page: int) -> set[str]:
+    """Runs that count for the week at `stop` but were scheduled for another (they started in this one)."""
+    state, after = LogState(), 0
+    while envelopes := read_log(after=after, limit=page, stop=stop, skim=SKIMMED):
+        state.fold(envelopes)
+        after = envelopes[-1].position
+    return {r.run_id for r in state.runs.values() if r.week == week and r.scheduled_week not in (None, week)}
+
+
+def week_events(read_log: LogReader, week: str, stop: int, page: int = 5000) -> Iterator[Envelope]:
+    """The events up to `stop` that a week's documents depend on (what the fold says can change them), and the
+    Run.Scheduled of every run that moved into the week when it started there (the fold needs it to know the run)."""
+    moved = _runs_counting_for(read_log, week, stop, page)
+    state, after = LogState(), 0
+    # skimmed events change no week (the fold says so), so none of them is exported
+    while envelopes := read_log(after=after, limit=page, stop=stop, skim=SKIMMED):
+        for e in envelopes:
+            affected = state.apply(e)
+            if week in affected or ALL in affected or (e.name == "Run.Scheduled" and e.originator_id in moved):
+                yield e
+        after = envelopes[-1].position
+
+
+def export_lines(events: Iterable[Envelope], publication: PublicationFact) -> Iterator[bytes]:
+    """The file's lines (without newlines): the header, then one event a line."""
+    events = list(events)
+    state = LogState()
+    for e in events:
+        state.apply(e)
+    header = {
+        "format": FORMAT, "version": VERSION, "week": publication.week, "position": publication.position,
+        "ranking_sha256": publication.ranking_sha256, "matrix_sha256": publication.matrix_sha256,
+        "course_version": publication.course_version, "events": len(events),
+    }
+    if publication.documents_format != 1:  # absent from format-1 files, so they export as they always did
+        docs = week_documents(state.week_facts(publication.week), publication.documents_format)
+        header |= {"documents_format": publication.documents_format, "citation": _cited(docs)}
+    if publication.provisional:  # absent from final publications, so their files are as they always were
+        header["provisional"] = True
+    line, prev = _sealed(header, GENESIS)
+    yield line
+    for e in events:
+        content = {
+            "position": e.position, "type": e.name, "originator_id": e.originator_id,
+            "originator_version": e.originator_version, "time": e.at,
+            "payload": msgspec.json.decode(canonical_struct_bytes(e.payload)),
+        }
+        line, prev = _sealed(content, prev)
+        yield line
+
+
+def _check_line(number: int, raw: bytes, prev: str) -> dict[str, Any]:
+    try:
+        content = msgspec.json.decode(raw)
+    except msgspec.DecodeError as error:
+        raise AuditError(f"line {number} is not JSON: {error}") from None
+    if not isinstance(content, dict) or canonical_struct_bytes(content) != raw:
+        raise AuditError(f"line {number} is not in canonical form (changed or reformatted)")
+    claimed = content.pop("sha256", None)
+    if content.get("prev") != prev:
+        raise AuditError(f"line {number} does not follow line {number - 1}: the hash chain is broken")
+    if claimed != sha256_hex(canonical_struct_bytes(content)):
+        raise AuditError(f"line {number} was changed: its sha256 does not match its content")
+    return content
+
+
+def verify_lines(lines: Iterable[bytes]) -> WeekDocuments:
+    """Recompute the week's documents from the file alone; raise AuditError unless they hash as published.
+    Whether the publication was provisional is in the header (`is_provisional`)."""
+    it = iter(enumerate(lines, start=1))
+    try:
+        _, first = next(it)
+    except StopIteration:
+        raise AuditError("the file is empty") from None
+    _check_line(1, first, GENESIS)
+    header = msgspec.json.decode(first, type=Header)
+    if (header.format, header.version) != (FORMAT, VERSION):
+        raise AuditError(f"line 1: not a {FORMAT} v{VERSION} file")
+    state, prev, count = LogState(), header.sha256, 0
+    for number, raw in it:
+        _check_line(number, raw, prev)
+        line = msgspec.json.decode(raw, type=Line)
+        if line.position <= state.position or line.position > header.position:
+            raise AuditError(f"line {number}: position {line.position} is out of order")
+        try:
+            payload = payload_decoder(line.type).decode(line.payload)
+            state.apply(Envelope(line.position, line.originator_id, line.originator_version, line.type, payload))
+        except (LookupError, AttributeError, msgspec.DecodeError) as error:
+            raise AuditError(f"line {number}: the event cannot be read: {error}") from None
+        prev, count = line.sha256, count + 1
+    if count != header.events:
+        raise AuditError(f"the file has {count} events but its header says {header.events}")
+    try:
+        docs = week_documents(state.week_facts(header.week), header.documents_format)
+    except UnknownFormatError as error:
+        raise AuditError(f"line 1: {error}") from None
+    if header.citation is not None and header.citation != _cited(docs):
+        raise AuditError(f"line 1: the citation {header.citation!r} is not the week's ({_cited(docs)!r})")
+    for name, published, got in (
+        ("ranking", header.ranking_sha256, docs.ranking), ("matrix", header.matrix_sha256, docs.matrix),
+    ):
+        if sha256_hex(got) != published:
+            raise AuditError(f"the {name} sha256 differs: published {published}, recomputed {sha256_hex(got)}")
+    return docs
+
+
+def _cited(docs: WeekDocuments) -> str:
+    cited: str = msgspec.json.decode(docs.ranking)["citation"]
+    return cited
+
+
+def is_provisional(first_line: bytes) -> bool:
+    """Whether an audit file's header says its publication was provisional."""
+    return msgspec.json.decode(first_line, type=Header).provisional
