@@ -118,7 +118,7 @@ class UndecodableEventError(RuntimeError):
 
 class Record(Application[UUID]):
     name = "canitbuy"
-    env = {"MAPPER_TOPIC": "domain.eventlog.mapper:MsgspecMapper", "IS_SNAPSHOTTING_ENABLED": "n"}
+    env = {"MAPPER_TOPIC": "domain.eventlog.schema:MsgspecMapper", "IS_SNAPSHOTTING_ENABLED": "n"}
 
     def __init__(self, env: dict[str, str] | None = None, clock: Clock = utc_now) -> None:
         super().__init__(env)

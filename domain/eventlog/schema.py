@@ -3,6 +3,10 @@
 Stored events and audit files carry an event's payload as JSON. A payload struct is derived from each event
 class's fields, so decoding restores typed values (datetimes, verdicts, actions) without building domain
 objects: projections and `audit verify` read payloads directly, which is what makes replays fast.
+
+`MsgspecMapper` is how the record stores events by this schema (its MAPPER_TOPIC): each payload as compact JSON
+under the event's topic, decoded back into the struct derived from the event class, so every field keeps its type
+(replacing only the transcoder would turn timestamps into strings).
 """
 
 from __future__ import annotations
@@ -11,10 +15,13 @@ import dataclasses
 import typing
 from datetime import datetime
 from functools import cache
-from typing import Any
+from typing import Any, cast
+from uuid import UUID
 
 import msgspec
-from eventsourcing.utils import get_topic
+from eventsourcing.domain import DomainEventProtocol
+from eventsourcing.persistence import Mapper, MapperDeserialisationError, StoredEvent
+from eventsourcing.utils import get_topic, resolve_topic
 
 from domain.agent.agent_releases import AgentReleases
 from domain.agent.lineup import LineUp
@@ -138,3 +145,33 @@ _encoder = msgspec.json.Encoder()
 
 def encode_payload(state: dict[str, Any]) -> bytes:
     return _encoder.encode(state)
+
+
+class MsgspecMapper(Mapper[UUID]):
+    def to_stored_event(self, domain_event: DomainEventProtocol[UUID]) -> StoredEvent:
+        state = dict(vars(domain_event))
+        originator_id = state.pop("originator_id")
+        originator_version = state.pop("originator_version")
+        return StoredEvent(
+            originator_id=originator_id,
+            originator_version=originator_version,
+            topic=get_topic(type(domain_event)),
+            state=encode_payload(state),
+        )
+
+    def to_domain_event(self, stored_event: StoredEvent) -> DomainEventProtocol[UUID]:
+        cls = resolve_topic(stored_event.topic)
+        try:
+            payload = payload_decoder(name_for_topic(stored_event.topic)).decode(stored_event.state)
+        except (msgspec.DecodeError, LookupError) as error:
+            raise MapperDeserialisationError(
+                f"cannot decode {stored_event.topic} of {stored_event.originator_id} "
+                f"v{stored_event.originator_version}: {error}"
+            ) from error
+        state: dict[str, Any] = {f: getattr(payload, f) for f in payload.__struct_fields__}
+        originator_id = stored_event.originator_id
+        state["originator_id"] = originator_id if isinstance(originator_id, UUID) else UUID(str(originator_id))
+        state["originator_version"] = stored_event.originator_version
+        event = object.__new__(cls)
+        object.__setattr__(event, "__dict__", state)
+        return cast(DomainEventProtocol[UUID], event)
