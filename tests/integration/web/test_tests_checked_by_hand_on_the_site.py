@@ -50,7 +50,7 @@ def test_a_real_agent_test_is_a_labelled_matrix_row_scored_by_the_course(site) -
     row = _row(matrix, "Rover")
     assert "Rover 3.1" in row and "(real-agent test," in row
     assert "9 of 17 passed (53%)" in row
-    assert row.count('<td>') == len(COURSE.codes) and "Broke the brief" in row
+    assert len(re.findall(r"<td[ >]", row)) == len(COURSE.codes) and "Broke the brief" in row
     video = re.search(r'href="(/manual-tests/[^"]+/video)"', row).group(1)
     assert client.get(video).content == VIDEO_WEBM
     # never in the model ranking, nor in the Matrix's model rows or its JSON
