@@ -4,21 +4,18 @@ Chromium for the whole session (Debian's build, as the project runs it)."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import uvicorn
 from playwright.sync_api import Browser, Page, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "integration" / "web"))
 
+from served import served  # noqa: E402
 from site_data import COURSE, SiteWeek, make_week, run_one  # noqa: E402
 
 from adapters.settings import Settings  # noqa: E402
@@ -42,12 +39,6 @@ class LiveSite:
     """The same record the site reads, for tests that make events while a page is open."""
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def live_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSite]:
     settings = Settings(data_dir=tmp_path_factory.mktemp("site") / "var")
@@ -59,19 +50,8 @@ def live_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSite]:
     accounts = StaffAccounts(SqlDb(settings))
     accounts.db.migrate()
     accounts.add(*STAFF)
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "the site did not start"
-        time.sleep(0.05)
-    try:
-        yield LiveSite(f"http://127.0.0.1:{port}", week, earlier, runtime)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with served(create_app(settings)) as url:
+        yield LiveSite(url, week, earlier, runtime)
         runtime.close()
 
 

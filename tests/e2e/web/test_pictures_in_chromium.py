@@ -6,22 +6,19 @@ the chart's published JSON."""
 from __future__ import annotations
 
 import os
-import socket
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-import uvicorn
 from playwright.sync_api import Browser, Page, expect
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tests" / "integration" / "web"))
 
+from served import served  # noqa: E402
 from site_data import COURSE, SiteWeek, make_week, run_one  # noqa: E402
 
 from adapters.settings import Settings  # noqa: E402
@@ -50,12 +47,6 @@ class MovableClock:
         return self.now
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @dataclass
 class PictureSite:
     url: str
@@ -76,19 +67,8 @@ def picture_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PictureSi
     clock.now = datetime.now(UTC)
     week = make_week(runtime, models=LINEUP)
     assert previous_week(week.week) == earlier
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "the site did not start"
-        time.sleep(0.05)
-    try:
-        yield PictureSite(f"http://127.0.0.1:{port}", week, earlier)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with served(create_app(settings)) as url:
+        yield PictureSite(url, week, earlier)
         runtime.close()
 
 
