@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -25,18 +25,13 @@ from domain.agent.lineup import ModelCheckResult
 from domain.eventlog.commands import PublishWeek
 from domain.week.publications import Publication
 from domain.week.publishing import publish_week
-from domain.week.weeks import previous_week, week_of, week_start
+from domain.week.weeks import LINEUP_AT, PUBLISH_AFTER, REPEAT_AT, previous_week, week_of, week_start
 from workers.ledger import RunLedger
 from workers.plan import Repeats, schedule_course, schedule_repeats
 from workers.resources import resources_of
 
 log = logging.getLogger("canitbuy.schedule")
 
-LINEUP_AT = timedelta(hours=6)
-"""After Monday 00:00 UTC."""
-REPEAT_AT = timedelta(hours=14)
-PUBLISH_AFTER = timedelta(minutes=10)
-"""After the week's end (Monday 00:00 UTC): a run started in the last instant of Sunday is in the log by then."""
 LOOKBACK_WEEKS = 4
 """How far back an unpublished week is still published after downtime."""
 

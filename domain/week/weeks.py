@@ -17,6 +17,13 @@ Clock = Callable[[], datetime]
 clock the tests move (Monday morning, Monday afternoon, Sunday night, the next Monday) otherwise."""
 
 
+LINEUP_AT = timedelta(hours=6)
+"""The weekly schedule, after Monday 00:00 UTC: the line-up starts."""
+REPEAT_AT = timedelta(hours=14)
+"""That morning's cut-short runs are repeated."""
+PUBLISH_AFTER = timedelta(minutes=10)
+"""After the week's end (Monday 00:00 UTC): a run started in the last instant of Sunday is in the log by then."""
+
 def system_clock() -> datetime:
     return datetime.now(UTC)
 

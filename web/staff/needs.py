@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from domain.projections.spend import WeekSpend
-from domain.week.weeks import next_week, previous_week, week_of, week_start
+from domain.week.weeks import LINEUP_AT, PUBLISH_AFTER, REPEAT_AT, previous_week, week_of, week_start
 from web.public.leaderboard import board_of
 from web.public.live import live_context
 from web.public.manual_tests import manual_of
@@ -21,11 +21,6 @@ from web.public.results import data_of
 from web.public.spend import week_spend
 from web.site import Site
 
-LINEUP_AT = timedelta(hours=6)
-REPEAT_AT = timedelta(hours=14)
-PUBLISH_AFTER = timedelta(minutes=10)
-"""The schedule's times after Monday 00:00 UTC, as workers/schedule.py keeps them (a test holds them equal: the
-site may not import the workers)."""
 NEWEST = 5
 
 
@@ -34,6 +29,8 @@ class Due:
     what: str
     at: datetime
     link: str
+    offset: timedelta
+    """After Monday 00:00 UTC."""
 
 
 @dataclass
@@ -63,7 +60,7 @@ def _schedule(now: datetime) -> list[Due]:
         ("the week before is published", PUBLISH_AFTER, "/staff/operations"),
     ):
         at = this_monday + offset
-        found.append(Due(what, at if at > now else at + timedelta(days=7), link))
+        found.append(Due(what, at if at > now else at + timedelta(days=7), link, offset))
     return sorted(found, key=lambda d: d.at)
 
 
@@ -85,11 +82,12 @@ def needs_now(site: Site) -> Needs:
     log = msgspec.json.decode(data_of(site).readmodels.corrections())["corrections"]
     lineup = site.runtime.record.lineup()
     tests = list(manual_of(site).tests.values())
+    schedule = _schedule(now)
     return Needs(
         active=live["active"], running=live["running"],
         cut_short=_cut_short(site, (week, previous_week(week))),
-        repeats_due=_next_repeat(now),
-        schedule=_schedule(now),
+        repeats_due=next(d.at for d in schedule if d.offset == REPEAT_AT),
+        schedule=schedule,
         submissions=board_of(site).book.listed("unverified"),
         corrections=list(reversed(log))[:NEWEST],
         unavailable=[lineup.entrants[m].label if m in lineup.entrants else m for m in lineup.unavailable(week)],
@@ -98,7 +96,3 @@ def needs_now(site: Site) -> Needs:
         week=week, position=site.version, weeks=data_of(site).weeks,
     )
 
-
-def _next_repeat(now: datetime) -> datetime:
-    at = week_start(week_of(now)) + REPEAT_AT
-    return at if at > now else week_start(next_week(week_of(now))) + REPEAT_AT

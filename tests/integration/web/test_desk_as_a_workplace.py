@@ -13,8 +13,6 @@ from adapters.wiring import build_runtime
 from domain.agent.lineup import Entrant, ModelCheckResult
 from domain.eventlog.commands import ScheduleRun
 from domain.eventlog.handlers import schedule_runs
-from web.staff import needs
-from workers import schedule
 
 CHANGING_FORM = re.compile(r'<form[^>]*method="post"(?![^>]*action="/staff/sign-out")', re.I)
 
@@ -165,11 +163,6 @@ def test_a_run_cut_short_shows_on_the_overview_and_is_found_among_the_cut_short(
     assert "1 run</h2>" in found and f'href="/staff/runs/{run}"' in found
     assert "0 runs</h2>" in site.client.get("/staff/runs?cause=our_error").text
     sign_out(site.client)
-
-
-def test_the_overview_knows_the_schedule_the_workers_keep() -> None:
-    assert (needs.LINEUP_AT, needs.REPEAT_AT, needs.PUBLISH_AFTER) == (
-        schedule.LINEUP_AT, schedule.REPEAT_AT, schedule.PUBLISH_AFTER)
 
 
 def test_a_model_the_morning_check_found_unavailable_is_shown_as_such_not_as_failures(site) -> None:
