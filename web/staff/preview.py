@@ -13,7 +13,6 @@ from uuid import UUID
 
 import msgspec
 
-from adapters.readmodel_tables import Tables
 from domain.errata.corrections import CorrectionError
 from domain.eventlog.commands import CORRECTION_KINDS, IssueCorrection
 from domain.eventlog.handlers import correction_for, would_record
@@ -78,8 +77,7 @@ def preview(data: SiteData, record: Record, command: IssueCorrection) -> dict[st
     except CorrectionError as error:
         raise PreviewError(str(error)) from None
     week = run.week if run else str(getattr(command, "week", ""))
-    with data.readmodels.db.transaction() as tx:
-        facts = Tables(tx).week_facts(week)
+    facts = data.readmodels.week_facts(week)
     if not facts.runs:
         raise PreviewError(f"week {week} has no public runs")
     state = _copy_of(facts)
