@@ -13,7 +13,7 @@ import msgspec
 
 from adapters.readmodels import ReadModels, WeekInfo
 from domain.courses.course import CourseSpec, load_course
-from domain.projections.documents import Matrix, MatrixStation, Ranking, WeekDocuments
+from domain.projections.documents import Matrix, Ranking, WeekDocuments, in_stage_order
 from domain.projections.facts import PublicationFact
 from domain.week.publications import standing
 from domain.week.publishing import NotPublishedError, UnknownWeekError
@@ -48,13 +48,13 @@ class WeekDocs(msgspec.Struct, frozen=True, kw_only=True):
     view: WeekView
     ranking: Ranking
     matrix: Matrix
+    """Its stations in the course's stage order (control first) with its stages, as the document carries them from
+    format 3 on: the order every page shows."""
     published_ranking: Ranking | None
     """The standing publication's ranking, when the week was published."""
     publications: list[PublicationFact]
     standing: PublicationFact | None
     course: CourseSpec
-    stations: list[MatrixStation]
-    """The Matrix's stations in the course's stage order (control first): the order every page shows."""
 
 
 _ranking = msgspec.json.Decoder(Ranking).decode
@@ -154,9 +154,11 @@ class SiteData:
         ranking, matrix = _ranking(view.corrected.ranking), _matrix(view.corrected.matrix)
         publications = self.readmodels.publications(week)
         course = load_course(matrix.course_version)
+        if not matrix.stages:  # a Matrix made before format 3 (rm_weeks keeps a week's until it changes)
+            matrix = in_stage_order(matrix, course)
         return WeekDocs(
             view=view, ranking=ranking, matrix=matrix,
             published_ranking=_ranking(view.published.ranking) if view.published else None,
             publications=publications, standing=publications[standing(publications)] if publications else None,
-            course=course, stations=matrix.by_stage(course),
+            course=course,
         )

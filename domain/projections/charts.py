@@ -12,8 +12,7 @@ from typing import Final
 
 import msgspec
 
-from domain.courses.course import CourseSpec
-from domain.projections.documents import Matrix, MatrixStation, Ranking
+from domain.projections.documents import Matrix, Ranking
 from domain.projections.statistics import wilson
 
 LICENSE: Final = "CC BY 4.0"
@@ -174,27 +173,27 @@ class StopsChart(Chart, kw_only=True, frozen=True):
     """Oldest week first."""
 
 
-def _stages(stations: Sequence[MatrixStation], course: CourseSpec) -> list[StageCount]:
+def _stages(matrix: Matrix) -> list[StageCount]:
     counts: dict[str, list[int]] = {}
-    for s in stations:
+    for s in matrix.stations:
         if not s.excluded:
             total = counts.setdefault(s.stage, [0, 0])
             total[0] += s.passed
             total[1] += s.results
-    return [StageCount(stage=key, name=course.stage_name(key), passed=p, results=r,
+    names = {stage.key: stage.name for stage in matrix.stages}
+    return [StageCount(stage=key, name=names.get(key, key), passed=p, results=r,
                        share=_four(p / r) if r else 0.0) for key, (p, r) in counts.items()]
 
 
-def stops_chart(matrix: Matrix, course: CourseSpec, earlier: Sequence[tuple[Matrix, CourseSpec]] = ()) -> StopsChart:
-    """The week's Matrix (its stations in stage order come from `course`), and every week's for the history."""
-    stations = matrix.by_stage(course)
-    history = sorted([*earlier, (matrix, course)], key=lambda pair: pair[0].week)
+def stops_chart(matrix: Matrix, earlier: Sequence[Matrix] = ()) -> StopsChart:
+    """The week's Matrix, its stations in the stage order it carries, and every week's for the history."""
+    history = sorted([*earlier, matrix], key=lambda m: m.week)
     return StopsChart(
         chart="stops", week=matrix.week, course_version=matrix.course_version, models=len(matrix.models),
         stations=[StationCount(code=s.code, name=s.name, stage=s.stage, passed=s.passed, results=s.results,
-                               excluded=s.excluded) for s in stations],
-        stages=_stages(stations, course),
-        over_weeks=[StageWeek(week=m.week, stages=_stages(m.by_stage(c), c)) for m, c in history],
+                               excluded=s.excluded) for s in matrix.stations],
+        stages=_stages(matrix),
+        over_weeks=[StageWeek(week=m.week, stages=_stages(m)) for m in history],
     )
 
 

@@ -19,14 +19,17 @@ from domain.courses.course import CourseSpec, decode_course
 from domain.projections.canonical import canonical_struct_bytes, decimal_text
 from domain.projections.facts import ReleaseFact, RunFact, WeekFacts
 from domain.projections.format_one import matrix_one, ranking_one
+from domain.projections.format_two import matrix_two
 from domain.projections.scoring import Entry, WeekScore, score_week
 from domain.week.weeks import week_end
 
 LICENSE: Final = "CC BY 4.0"
-DOCUMENTS_FORMAT = 2
+DOCUMENTS_FORMAT = 3
 """The format the documents are written in now. A publication records the format it was made in and replays in it
-(format 1: weeks published before December 2026, see domain/projections/format_one.py)."""
-RANKING_FORMAT = f"canitbuy-ranking/{DOCUMENTS_FORMAT}"
+(format 1: weeks published before December 2026, see domain/projections/format_one.py; format 2: the Matrix
+without its stage order, see domain/projections/format_two.py)."""
+RANKING_FORMAT = "canitbuy-ranking/2"
+"""Each document names its own version: format 3 changed the Matrix only, so the ranking is written as in format 2."""
 MATRIX_FORMAT = f"canitbuy-matrix/{DOCUMENTS_FORMAT}"
 
 
@@ -288,18 +291,48 @@ class MatrixModel(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fiel
     """Station code to cell."""
 
 
+class MatrixStage(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """A stage of the course: a group of the Matrix's columns."""
+
+    key: str
+    """Stage key (control for the control station)."""
+    name: str
+    """Stage name as shown to readers."""
+    stations: list[str]
+    """Its station codes, in the Matrix's order; empty for a stage no station tests."""
+
+
 class Matrix(Document, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """CanItBuy Matrix of one ISO week: models x stations."""
 
     stations: list[MatrixStation]
-    """Every station of the course, in the course's order (s01 first)."""
+    """Every station of the course in the course's stage order: the control (s01) first, then each stage in the
+    course's order, the course's order within a stage (format 2 and earlier: the course's order, s01 first)."""
     models: list[MatrixModel]
     """Every model with a run this week, by name."""
+    stages: list[MatrixStage] = []
+    """Every stage of the course in that order, the control first, each with its stations: the groups of the
+    Matrix's columns. Absent in documents made before format 3."""
 
-    def by_stage(self, course: CourseSpec) -> list[MatrixStation]:
-        """The stations in the course's stage order (control first), course order within a stage."""
-        rank = {key: i for i, key in enumerate(["control"] + [s.key for s in course.stages])}
-        return sorted(self.stations, key=lambda s: rank.get(s.stage, len(rank)))
+
+def stage_order(course: CourseSpec) -> list[MatrixStage]:
+    """The course's stages in order (control first), each with its stations in the course's order."""
+    keys = ["control", *(s.key for s in course.stages)]
+    keys += [k for k in dict.fromkeys(s.stage for s in course.stations) if k not in keys]
+    return [MatrixStage(key=k, name=course.stage_name(k), stations=[s.code for s in course.stations if s.stage == k])
+            for k in keys]
+
+
+def in_stage_order(matrix: Matrix, course: CourseSpec) -> Matrix:
+    """A Matrix of format 2 or earlier (stations in the course's order, no stages) as format 3 carries it, from its
+    course: for pages showing an older week, never part of a document."""
+    if matrix.stages:
+        return matrix
+    stages = stage_order(course)
+    by_code = {s.code: s for s in matrix.stations}
+    stations = [by_code[code] for stage in stages for code in stage.stations if code in by_code]
+    stations += [s for s in matrix.stations if s not in stations]
+    return msgspec.structs.replace(matrix, stations=stations, stages=stages)
 
 
 def _cell(model: str, station: str, score: WeekScore, runs: list[RunFact], corrected: set[str]) -> MatrixCell:
@@ -337,9 +370,11 @@ def _station(code: str, course: CourseSpec, score: WeekScore) -> MatrixStation:
 def matrix_document(facts: WeekFacts, course: CourseSpec, score: WeekScore) -> Matrix:
     runs = _week_runs(facts)
     corrected = {c.run_id for c in facts.corrections if c.active and c.run_id}
+    stages = stage_order(course)
     return Matrix(
         format=MATRIX_FORMAT, license=LICENSE, week=facts.week, course_version=course.version, position=facts.position,
-        citation=citation(facts), stations=[_station(code, course, score) for code in course.codes],
+        citation=citation(facts), stages=stages,
+        stations=[_station(code, course, score) for stage in stages for code in stage.stations],
         models=[
             MatrixModel(model=m, label=facts.labels.get(m, m),
                         cells={code: _cell(m, code, score, runs, corrected) for code in course.codes})
@@ -358,10 +393,12 @@ def week_documents(facts: WeekFacts, documents_format: int = DOCUMENTS_FORMAT) -
     score = score_week(facts.week, facts.runs, facts.corrections, course)
     ranking: Any = ranking_document(facts, course, score)
     matrix: Any = matrix_document(facts, course, score)
-    if documents_format == 1:  # format 1 is frozen and works on the builtins of format 2
+    if documents_format in (1, 2):  # each earlier format is frozen and works on the builtins of the one after it
+        matrix = matrix_two(msgspec.to_builtins(matrix), course)
+    if documents_format == 1:  # (format 2's ranking is format 3's)
         ranking = ranking_one(msgspec.to_builtins(ranking), facts, course)
-        matrix = matrix_one(msgspec.to_builtins(matrix), facts, course)
-    elif documents_format != DOCUMENTS_FORMAT:
+        matrix = matrix_one(matrix, facts, course)
+    elif documents_format not in (2, DOCUMENTS_FORMAT):
         raise UnknownFormatError(f"documents format {documents_format} is not one this version writes (1 to "
                                  f"{DOCUMENTS_FORMAT})")
     return WeekDocuments(

@@ -115,8 +115,7 @@ def chart_data(site: Site, kind: str, week: str) -> msgspec.Struct:
     if kind == "weeks":
         return weeks_chart([data.documents(w).ranking for w in _other_weeks(data)])
     if kind == "stops":
-        earlier = [(d.matrix, d.course) for d in (data.documents(w) for w in _other_weeks(data) if w != week)]
-        return stops_chart(docs.matrix, docs.course, earlier)
+        return stops_chart(docs.matrix, [data.documents(w).matrix for w in _other_weeks(data) if w != week])
     if kind == "cost":
         spend = week_spend(site, week)
         return cost_chart(docs.ranking, [RunCost(model=m.model, runs_ended=m.runs_ended, actual_usd=m.actual_usd)

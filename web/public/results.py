@@ -73,13 +73,14 @@ def render_week(site: Site, kind: str, week: str | None, extra: dict[str, Any] |
             context["repeat_models"] = repeats_models(repeats)
             context["repeat_pairs"] = repeats_pairs(repeats)
     else:
-        codes = [s.code for s in docs.stations]
-        context["groups"] = stage_groups(docs.stations, docs.course)
-        context["rows"] = matrix_rows(docs.matrix, docs.stations, docs.course)
-        context["columns"] = docs.stations
+        stations = docs.matrix.stations  # in the stage order the document carries
+        codes = [s.code for s in stations]
+        context["groups"] = stage_groups(docs.matrix)
+        context["rows"] = matrix_rows(docs.matrix)
+        context["columns"] = stations
         if repeats is not None:
             context["rows"] = with_repeat_cells(context["rows"], codes, repeats)
-        context["rates"] = [rate_view(s) for s in docs.stations]
+        context["rates"] = [rate_view(s) for s in stations]
         context["tested"] = [row_view(r, codes) for r in manual_of(site).rows_of_week(week, docs.course)]
     return site.renderer.page(f"{kind}.html", context)
 

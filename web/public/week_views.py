@@ -10,7 +10,6 @@ from collections import Counter
 
 import msgspec
 
-from domain.courses.course import CourseSpec
 from domain.projections.documents import Matrix, MatrixCell, MatrixStation, Ranking, RankingEntry
 from domain.projections.statistics import wilson
 
@@ -91,7 +90,7 @@ class MatrixRow(msgspec.Struct, frozen=True, kw_only=True):
     model: str
     label: str
     cells: list[CellView]
-    """In the stations' stage order."""
+    """In the order of the Matrix's stations (the course's stage order)."""
 
 
 class StageGroup(msgspec.Struct, frozen=True, kw_only=True):
@@ -136,23 +135,25 @@ def _reason(key: str, entry: RankingEntry) -> str:
     return REASONS.get(key, key)
 
 
-def stage_groups(stations: list[MatrixStation], course: CourseSpec) -> list[StageGroup]:
-    """The stations (in stage order) grouped by stage, for the Matrix's grouped header."""
-    groups: list[StageGroup] = []
-    for station in stations:
-        if groups and groups[-1].key == station.stage:
-            groups[-1].stations.append(station)
-        else:
-            groups.append(StageGroup(key=station.stage, name=course.stage_name(station.stage), stations=[station]))
-    return groups
+def stage_groups(matrix: Matrix) -> list[StageGroup]:
+    """The Matrix's stages that have stations, each with its columns, in the order the document carries: the
+    Matrix's grouped header."""
+    by_code = {s.code: s for s in matrix.stations}
+    return [StageGroup(key=g.key, name=g.name, stations=[by_code[code] for code in g.stations if code in by_code])
+            for g in matrix.stages if g.stations]
 
 
-def cell_view(cell: MatrixCell, station_stage: str, course: CourseSpec) -> CellView:
-    """The cell's words. The column's stage is in the header; a stop at another stage names its own."""
+def stage_names(matrix: Matrix) -> dict[str, str]:
+    return {g.key: g.name for g in matrix.stages}
+
+
+def cell_view(cell: MatrixCell, station_stage: str, names: dict[str, str]) -> CellView:
+    """The cell's words. The column's stage is in the header; a stop at another stage names its own (`names`: the
+    Matrix's stage names by key)."""
     icon, css, words = CELL_TEXT.get(cell.status, ("?", "none", cell.status))
     detail = ""
     if cell.status == "stopped":
-        where = course.stage_name(cell.stage) if cell.stage and cell.stage != station_stage else ""
+        where = names.get(cell.stage, cell.stage) if cell.stage and cell.stage != station_stage else ""
         outcome = OUTCOME_WORDS.get(cell.outcome or "", "")
         outcome = "" if outcome == "stopped" else outcome
         detail = ", ".join(p for p in (where, f"step {cell.step}" if cell.step else "", outcome) if p)
@@ -184,10 +185,12 @@ def short_text(cell: MatrixCell, station_stage: str) -> str:
     return ""
 
 
-def matrix_rows(matrix: Matrix, stations: list[MatrixStation], course: CourseSpec) -> list[MatrixRow]:
+def matrix_rows(matrix: Matrix) -> list[MatrixRow]:
+    """Each model's cells in the order of the Matrix's stations."""
+    names = stage_names(matrix)
     return [
         MatrixRow(model=m.model, label=m.label,
-                  cells=[cell_view(m.cells[s.code], s.stage, course) for s in stations])
+                  cells=[cell_view(m.cells[s.code], s.stage, names) for s in matrix.stations])
         for m in matrix.models
     ]
 

@@ -47,10 +47,11 @@ def test_weeks_are_charted_oldest_first_and_a_new_course_version_is_marked_where
     assert [p.week for p in second.points] == [RANKING.week, "2026-W49"], "a week without the model is left out"
 
 
-def test_where_agents_stop_follows_the_course_stage_order_and_sums_each_stage_without_excluded_stations():
-    chart = stops_chart(MATRIX, COURSE)
-    assert [s.code for s in chart.stations] == [s.code for s in MATRIX.by_stage(COURSE)]
+def test_where_agents_stop_follows_the_stage_order_the_matrix_carries_and_sums_each_stage_without_excluded_stations():
+    chart = stops_chart(MATRIX)
+    assert [s.code for s in chart.stations] == [s.code for s in MATRIX.stations]
     assert chart.stations[0].stage == "control"
+    assert [s.stage for s in chart.stages] == [g.key for g in MATRIX.stages if g.stations]
     for stage in chart.stages:
         counted = [s for s in chart.stations if s.stage == stage.stage and not s.excluded]
         assert (stage.passed, stage.results) == (sum(s.passed for s in counted), sum(s.results for s in counted))
@@ -60,7 +61,7 @@ def test_where_agents_stop_follows_the_course_stage_order_and_sums_each_stage_wi
 
 def test_where_agents_stop_over_the_weeks_puts_the_oldest_week_first():
     earlier = msgspec.structs.replace(MATRIX, week="2026-W40")
-    chart = stops_chart(MATRIX, COURSE, [(earlier, COURSE)])
+    chart = stops_chart(MATRIX, [earlier])
     assert [w.week for w in chart.over_weeks] == ["2026-W40", MATRIX.week]
     assert chart.over_weeks[0].stages == chart.over_weeks[1].stages == chart.stages
 
