@@ -1,8 +1,9 @@
-"""Weeks published before the documents' format 2 still replay to the bytes they were published with.
+"""Weeks published in earlier documents formats still replay to the bytes they were published with.
 
-The fixtures were written by the code of 1 December 2026 before issue #10 (commit 443ffa9): three built-in agents
-ran the whole course for 2026-W48 in Chromium, the week was published, and its audit file exported. The log is
-that run's SQLite event store as it was.
+The format-1 fixtures were written by the code of 1 December 2026 before issue #10 (commit 443ffa9): three built-in
+agents ran the whole course for 2026-W48 in Chromium, the week was published, and its audit file exported. The log
+is that run's SQLite event store as it was. The format-2 audit file was written by commit 4e54a08, before the
+Matrix carried its stage order (tests/fixtures/format-2/generate.py says how).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ops.cli import main
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "format-1"
 AUDIT_FILE = FIXTURES / "week-2026-W48.audit.jsonl"
+FORMAT_2_AUDIT_FILE = FIXTURES.parent / "format-2" / "week-2026-W48.audit.jsonl"
 WEEK = "2026-W48"
 
 
@@ -48,6 +50,12 @@ def test_an_audit_file_published_in_format_1_still_verifies(capsys):
     assert "ranking and Matrix hash as published" in capsys.readouterr().out
 
 
+def test_an_audit_file_published_in_format_2_still_verifies(capsys):
+    assert json.loads(FORMAT_2_AUDIT_FILE.read_bytes().splitlines()[0])["documents_format"] == 2
+    assert main(["audit", "verify", str(FORMAT_2_AUDIT_FILE)]) == 0
+    assert "ranking and Matrix hash as published" in capsys.readouterr().out
+
+
 def test_a_log_written_before_format_2_replays_its_week_to_the_published_bytes(old_store):
     record = open_record(old_store)
     try:
@@ -60,6 +68,7 @@ def test_a_log_written_before_format_2_replays_its_week_to_the_published_bytes(o
         # the week as it reads now is in today's format, with the method's citation
         now = json.loads(readmodels.week_documents(WEEK).ranking)
         assert now["format"] == "canitbuy-ranking/2" and now["citation"].startswith("CanItBuy AI agent ranking, ")
+        assert json.loads(readmodels.week_documents(WEEK).matrix)["format"] == "canitbuy-matrix/3"
     finally:
         record.close()
 
@@ -85,9 +94,9 @@ def test_a_new_publication_of_an_old_week_is_written_in_the_current_format_and_b
     try:
         readmodels = ReadModels(old_store, record)
         publication = publish_week(record, readmodels, PublishWeek(week=WEEK, by="lead"))
-        assert publication.documents_format == 2 and not publication.provisional
+        assert publication.documents_format == 3 and not publication.provisional
         first, second = readmodels.publications(WEEK)
-        assert (first.documents_format, second.documents_format) == (1, 2)
+        assert (first.documents_format, second.documents_format) == (1, 3)
         assert sha256_hex(readmodels.published_documents(WEEK, index=1).ranking) == second.ranking_sha256
     finally:
         record.close()
