@@ -76,7 +76,7 @@ class OneTripRecorder(PostgresApplicationRecorder):
 
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
         """Store the events in one transaction and return their notification ids, in the order given."""
-        return self.insert_columns(
+        return self.insert_columns(  # type: ignore[no-any-return]  # the library's retry decorator is untyped
             [e.originator_id for e in stored_events],
             [e.originator_version for e in stored_events],
             [e.topic for e in stored_events],

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from collections.abc import Iterable
 from datetime import datetime
 from functools import cache
-from collections.abc import Iterable
 from typing import Any, cast
 from uuid import UUID
 
