@@ -163,8 +163,12 @@ class GroupCommitter:
     def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
         """In the loop's thread, after the pass that made its saves: all of them to the committer at once."""
         outbox = self._outboxes.pop(loop)
-        if self._thread is None:
-            self._ensure_thread()
+        try:
+            if self._thread is None:
+                self._ensure_thread()
+        except Exception as error:  # noqa: BLE001 - no committer: every save of the pass learns it
+            self._settle(outbox, error)
+            return
         self._queue.put(outbox)
 
     def close(self) -> None:
