@@ -10,9 +10,14 @@ Optimistic concurrency is per run, as before: the events carry their aggregate v
 version conflict (IntegrityError), its saves are tried one by one, so one run's conflict fails that run alone.
 
 Under many runs the process's CPU is the limit (issue 17: 64 runs in flight), so the committer spends little:
-async callers wait on asyncio futures that are settled with one wake-up of their event loop per transaction (not a
-thread-safe future, a condition and a wake-up each), and the events go to the record's event store directly, which
-is what `Record.save` does for events but without checking each one against the library's runtime protocols.
+- the saves an event loop makes in one pass of its ready callbacks (every run its last transaction woke) wait in
+  that loop's outbox and reach the committer as one item at the end of the pass, so its thread wakes once for all
+  of them (not once a save, fighting the loop for the interpreter lock), and takes every save queued: no timer;
+- async callers wait on asyncio futures, settled with the others of their transaction at one wake-up of their loop;
+- the events go to the record's event store directly, which is what `Record.save` does for events but without
+  checking each one against the library's runtime protocols; on our PostgreSQL recorder the stored rows are built
+  as the recorder's columns by the record's own mapper (the same bytes as `to_stored_event`), with no
+  `StoredEvent` between.
 """
 
 from __future__ import annotations
@@ -21,24 +26,23 @@ import asyncio
 import logging
 import queue
 import threading
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from typing import Any
 
 from eventsourcing.application import Application
 from eventsourcing.persistence import IntegrityError
 
+from adapters.pg_recorder import OneTripRecorder
 from domain.eventlog.record import Record
+from domain.eventlog.schema import MsgspecMapper
 
 log = logging.getLogger(__name__)
 
 MAX_BATCH = 256
 """Saves a transaction at most: bounds one transaction's size when thousands of runs wait at once."""
-LINGER_SECONDS = 0.004
-"""How long a transaction waits for the saves the last one had: the runs it answered come back within a few
-milliseconds with their next step, and one transaction for all of them costs less than one each."""
+
+_Wakes = dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[None], BaseException | None]]]
 
 
 def _saves_only_put(record: Record) -> bool:
@@ -48,8 +52,22 @@ def _saves_only_put(record: Record) -> bool:
     return plain and record.repository.cache is None and record.snapshots is None
 
 
+def _column_store(record: Record) -> Callable[[Sequence[Any]], object] | None:
+    """Stores events as `record.events.put` does, from the columns the record's mapper makes: when the recorder
+    is ours and the mapper is the schema's (which neither compresses nor encrypts), else None."""
+    recorder, mapper = record.recorder, record.mapper
+    if type(mapper) is not MsgspecMapper or not isinstance(recorder, OneTripRecorder):
+        return None
+    if record.events.recorder is not recorder or record.events.mapper is not mapper:
+        return None
+    columns, insert = mapper.to_columns, recorder.insert_columns
+    return lambda events: insert(*columns(events))
+
+
 class _Save:
     """Events waiting for a transaction, and how their caller learns the outcome."""
+
+    __slots__ = ("events",)
 
     events: Sequence[Any]
 
@@ -57,40 +75,45 @@ class _Save:
         """False when the caller gave up before the save was taken into a transaction."""
         raise NotImplementedError
 
-    def settle(self, error: BaseException | None, wakes: dict[asyncio.AbstractEventLoop, list[Any]]) -> None:
+    def settle(self, error: BaseException | None, wakes: _Wakes) -> None:
         raise NotImplementedError
 
 
-@dataclass
 class _Pending(_Save):
     """A save awaited through a thread-safe future (`submit`)."""
 
-    events: Sequence[Any]
-    done: Future[None] = field(default_factory=Future)
+    __slots__ = ("done",)
+
+    def __init__(self, events: Sequence[Any], done: Future[None] | None = None) -> None:
+        self.events = events
+        self.done: Future[None] = Future() if done is None else done
 
     def take(self) -> bool:
         return self.done.set_running_or_notify_cancel()
 
-    def settle(self, error: BaseException | None, wakes: dict[asyncio.AbstractEventLoop, list[Any]]) -> None:
+    def settle(self, error: BaseException | None, wakes: _Wakes) -> None:
         if error is None:
             self.done.set_result(None)
         else:
             self.done.set_exception(error)
 
 
-@dataclass
 class _AsyncPending(_Save):
     """A save awaited in an event loop (`save`): settled there, with the others of its transaction, at one wake-up."""
 
-    events: Sequence[Any]
-    loop: asyncio.AbstractEventLoop
-    waiter: asyncio.Future[None]
+    __slots__ = ("loop", "waiter")
+
+    def __init__(self, events: Sequence[Any], loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[None]) -> None:
+        self.events, self.loop, self.waiter = events, loop, waiter
 
     def take(self) -> bool:
         return True  # awaited shielded: once queued it is stored, and its caller learns the outcome
 
-    def settle(self, error: BaseException | None, wakes: dict[asyncio.AbstractEventLoop, list[Any]]) -> None:
-        wakes.setdefault(self.loop, []).append((self.waiter, error))
+    def settle(self, error: BaseException | None, wakes: _Wakes) -> None:
+        settled = wakes.get(self.loop)
+        if settled is None:
+            settled = wakes[self.loop] = []
+        settled.append((self.waiter, error))
 
 
 def _wake(settled: list[tuple[asyncio.Future[None], BaseException | None]]) -> None:
@@ -104,13 +127,14 @@ def _wake(settled: list[tuple[asyncio.Future[None], BaseException | None]]) -> N
 
 
 class GroupCommitter:
-    def __init__(self, record: Record, max_batch: int = MAX_BATCH, linger: float = LINGER_SECONDS) -> None:
+    def __init__(self, record: Record, max_batch: int = MAX_BATCH) -> None:
         self.record = record
         self._plain = _saves_only_put(record)
+        self._put_columns = _column_store(record) if self._plain else None
         self.max_batch = max_batch
-        self.linger = linger
-        self._expected = 1
-        self._queue: queue.SimpleQueue[_Save | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[list[_Save] | None] = queue.SimpleQueue()
+        self._outboxes: dict[asyncio.AbstractEventLoop, list[_Save]] = {}
+        """Each event loop's saves not yet handed to the committer (touched only from that loop's thread)."""
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self.transactions = 0
@@ -121,17 +145,31 @@ class GroupCommitter:
         """Queue the events for the next transaction; the future is done when they are stored (or failed)."""
         pending = _Pending(events)
         self._ensure_thread()
-        self._queue.put(pending)
+        self._queue.put([pending])
         return pending.done
 
     async def save(self, events: Sequence[Any]) -> None:
         """Store the events and return once they are durable. Not cancellable midway: a save already taken
         into a transaction completes, and the caller learns its outcome."""
         loop = asyncio.get_running_loop()
-        pending = _AsyncPending(events, loop, loop.create_future())
-        self._ensure_thread()
-        self._queue.put(pending)
-        await asyncio.shield(pending.waiter)
+        waiter = loop.create_future()
+        outbox = self._outboxes.get(loop)
+        if outbox is None:  # the first save of this pass: the outbox goes to the committer when the pass ends
+            outbox = self._outboxes[loop] = []
+            loop.call_soon(self._hand_over, loop)
+        outbox.append(_AsyncPending(events, loop, waiter))
+        await waiter  # cancelling the caller cancels only its wait: the save is queued, and is stored
+
+    def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
+        """In the loop's thread, after the pass that made its saves: all of them to the committer at once."""
+        outbox = self._outboxes.pop(loop)
+        try:
+            if self._thread is None:
+                self._ensure_thread()
+        except Exception as error:  # noqa: BLE001 - no committer: every save of the pass learns it
+            self._settle(outbox, error)
+            return
+        self._queue.put(outbox)
 
     def close(self) -> None:
         with self._lock:
@@ -147,33 +185,32 @@ class GroupCommitter:
                 self._thread.start()
 
     def _loop(self) -> None:
+        waiting: list[_Save] = []
+        closing = False
         while True:
-            first = self._queue.get()
-            if first is None:
-                return
-            batch, stop = self._gather(first)
-            self._expected = len(batch)
+            if not waiting:
+                if closing:
+                    return
+                first = self._queue.get()
+                if first is None:
+                    return
+                waiting = first
+            closing = self._gather(waiting) or closing
+            batch, waiting = waiting[:self.max_batch], waiting[self.max_batch:]
             self._commit([p for p in batch if p.take()])
-            if stop:
-                return
 
-    def _gather(self, first: _Save) -> tuple[list[_Save], bool]:
-        """The saves waiting now, and those expected soon: as many as the last transaction had (a lone run is
-        never kept waiting), for at most `linger` seconds."""
-        batch = [first]
-        deadline = time.monotonic() + self.linger
-        while len(batch) < self.max_batch:
+    def _gather(self, waiting: list[_Save]) -> bool:
+        """Every save queued now, added to `waiting` (a lone run is never kept waiting: no timer); True when the
+        committer is told to close (after the saves queued before)."""
+        while len(waiting) < self.max_batch:
             try:
-                if len(batch) < self._expected:
-                    item = self._queue.get(timeout=max(deadline - time.monotonic(), 0.0))
-                else:
-                    item = self._queue.get_nowait()
+                item = self._queue.get_nowait()
             except queue.Empty:
-                break
+                return False
             if item is None:
-                return batch, True
-            batch.append(item)
-        return batch, False
+                return True
+            waiting.extend(item)
+        return False
 
     def _commit(self, batch: Sequence[_Save]) -> None:
         if not batch:
@@ -208,14 +245,16 @@ class GroupCommitter:
         """Store the events in one transaction, as `Record.save` stores events: the record keeps no aggregate
         cache, takes no snapshots and notifies nobody (checked when the committer is made), so putting them in
         its event store is all a save does."""
-        if self._plain:
+        if self._put_columns is not None:
+            self._put_columns(events)
+        elif self._plain:
             self.record.events.put(events)
         else:
             self.record.save(*events)
 
     @staticmethod
     def _settle(batch: Sequence[_Save], error: Exception | None) -> None:
-        wakes: dict[asyncio.AbstractEventLoop, list[Any]] = {}
+        wakes: _Wakes = {}
         for pending in batch:
             pending.settle(error, wakes)
         for loop, settled in wakes.items():

@@ -74,19 +74,24 @@ class OneTripRecorder(PostgresApplicationRecorder):
             "SELECT {schema}.{function}(%b::{id_type}[], %b::int8[], %b::text[], %b::bytea[])"
         ).format(**names)
 
-    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
         """Store the events in one transaction and return their notification ids, in the order given."""
-        if not stored_events:
-            return []
-        columns = (
+        return self.insert_columns(  # type: ignore[no-any-return]  # the library's retry decorator is untyped
             [e.originator_id for e in stored_events],
             [e.originator_version for e in stored_events],
             [e.topic for e in stored_events],
             [e.state for e in stored_events],
         )
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    def insert_columns(self, ids: Sequence[Any], versions: Sequence[int], topics: Sequence[str],
+                       states: Sequence[bytes]) -> Sequence[int]:
+        """`insert_events` of stored events given column by column (the group committer builds the columns
+        directly with the record's mapper): one transaction, the notification ids in the order given."""
+        if not ids:
+            return []
         with self._connection() as conn, conn.cursor() as cursor:
-            cursor.execute(self._append, columns, prepare=True, binary=True)
+            cursor.execute(self._append, (ids, versions, topics, states), prepare=True, binary=True)
             return [row[0] for row in cursor.fetchall()]
 
     @contextmanager

@@ -61,9 +61,9 @@ class RecordRunRecorder:
         self.committer = committer
         self._run: Run | None = None
 
-    async def _call(self, change: Callable[[Run], bool], what: str) -> None:
+    async def _call(self, change: Callable[[Run], bool], what: str, *args: object) -> None:
         """Apply `change` to the run (it returns False when the change is stored already) and save it durably,
-        retrying while the database is unreachable."""
+        retrying while the database is unreachable. `what % args` names the change in the log (made only then)."""
         for delay in (*RETRY_DELAYS, None):
             try:
                 run: Run = self._run if self._run is not None else await anyio.to_thread.run_sync(
@@ -77,7 +77,7 @@ class RecordRunRecorder:
                 self._run = None  # its version may be ahead of the store now: load it again
                 if delay is None or not _is_transient(error):
                     raise
-                log.warning("%s failed (%s); retrying in %.1fs", what, error, delay)
+                log.warning("%s failed (%s); retrying in %.1fs", what % args, error, delay)
                 await anyio.sleep(delay)
 
     async def _save(self, events: Sequence[Any]) -> None:
@@ -96,7 +96,7 @@ class RecordRunRecorder:
                       agent_release=agent_release, at=self.record.clock())
             return True
 
-        await self._call(start, f"start of run {self.run_id}")
+        await self._call(start, "start of run %s", self.run_id)
 
     async def step_recorded(self, step: StepRecord) -> None:
         def append(run: Run) -> bool:
@@ -105,7 +105,7 @@ class RecordRunRecorder:
             run.record_step(step, at=self.record.clock())
             return True
 
-        await self._call(append, f"step {step.number} of run {self.run_id}")
+        await self._call(append, "step %s of run %s", step.number, self.run_id)
 
     async def finished(self, verdict: Verdict, *, steps: int, seconds: float) -> None:
         def finish(run: Run) -> bool:
@@ -114,7 +114,7 @@ class RecordRunRecorder:
             run.finish(verdict, steps=steps, seconds=seconds, at=self.record.clock())
             return True
 
-        await self._call(finish, f"finish of run {self.run_id}")
+        await self._call(finish, "finish of run %s", self.run_id)
 
     async def cut_short(self, cause: CutShortCause, detail: str, *, steps: int, seconds: float) -> None:
         self._run = None  # whoever cuts it short may not be the one who ran it: read what the store holds
@@ -125,7 +125,7 @@ class RecordRunRecorder:
             run.cut_short(cause, detail, steps=steps, seconds=seconds, at=self.record.clock())
             return True
 
-        await self._call(cut, f"cut-short of run {self.run_id}")
+        await self._call(cut, "cut-short of run %s", self.run_id)
 
     async def media_kept(self, *, trace: str | None, trace_bytes: int, video: str | None, video_bytes: int) -> None:
         """The run's trace and video are in the blob store: name them on the run (once; after it ended)."""
@@ -136,4 +136,4 @@ class RecordRunRecorder:
                            at=self.record.clock())
             return True
 
-        await self._call(keep, f"trace and video of run {self.run_id}")
+        await self._call(keep, "trace and video of run %s", self.run_id)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from collections.abc import Iterable
 from datetime import datetime
 from functools import cache
 from typing import Any, cast
@@ -147,17 +148,30 @@ def encode_payload(state: dict[str, Any]) -> bytes:
     return _encoder.encode(state)
 
 
+Columns = tuple[list[Any], list[int], list[str], list[bytes]]
+"""Stored events as the recorder's columns: originator ids, originator versions, topics, payloads."""
+
+
 class MsgspecMapper(Mapper[UUID]):
     def to_stored_event(self, domain_event: DomainEventProtocol[UUID]) -> StoredEvent:
-        state = dict(vars(domain_event))
-        originator_id = state.pop("originator_id")
-        originator_version = state.pop("originator_version")
-        return StoredEvent(
-            originator_id=originator_id,
-            originator_version=originator_version,
-            topic=get_topic(type(domain_event)),
-            state=encode_payload(state),
-        )
+        ids, versions, topics, states = self.to_columns((domain_event,))
+        return StoredEvent(originator_id=ids[0], originator_version=versions[0], topic=topics[0], state=states[0])
+
+    def to_columns(self, domain_events: Iterable[DomainEventProtocol[UUID]]) -> Columns:
+        """The events as stored, column by column (what `to_stored_event` gives, without an object an event):
+        the payload is every attribute of the event but its originator id and version, in the event's order."""
+        ids: list[Any] = []
+        versions: list[int] = []
+        topics: list[str] = []
+        states: list[bytes] = []
+        encode = _encoder.encode
+        for event in domain_events:
+            state = dict(vars(event))
+            ids.append(state.pop("originator_id"))
+            versions.append(state.pop("originator_version"))
+            topics.append(get_topic(type(event)))
+            states.append(encode(state))
+        return ids, versions, topics, states
 
     def to_domain_event(self, stored_event: StoredEvent) -> DomainEventProtocol[UUID]:
         cls = resolve_topic(stored_event.topic)

@@ -6,6 +6,7 @@ order; a version conflict of one run in a shared transaction fails that run alon
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 from concurrent.futures import Future
 from uuid import UUID
@@ -108,3 +109,28 @@ def test_a_recorder_whose_run_was_cut_short_elsewhere_is_refused_and_stores_noth
         anyio.run(recorder.step_recorded, step(1))  # a retry of a stored step is recognised after reloading
         assert [n for _, n in stored_steps(runtime)[str(run_id)]] == [1]
         assert runtime.record.get_run(run_id).status == "cut_short"
+
+
+def test_the_saves_of_one_pass_of_the_loop_share_one_transaction_split_at_the_batch_bound(settings: Settings) -> None:
+    with build_runtime(settings) as runtime:
+        ids = started_runs(runtime, 10)
+        record = runtime.record
+        runs = [record.get_run(run_id) for run_id in ids]
+        committer = GroupCommitter(record, max_batch=4)
+        try:
+            async def all_at_once() -> None:
+                saves = []
+                for run in runs:
+                    run.record_step(step(1), at=record.clock())
+                    saves.append(committer.save(run.collect_events()))
+                await asyncio.gather(*saves)
+
+            asyncio.run(all_at_once())
+            assert committer.transactions == 3  # 10 saves handed over at once: 4 + 4 + 2
+            assert committer.saves == 10
+        finally:
+            committer.close()
+        steps = stored_steps(runtime)
+        assert [[n for _, n in steps[str(run_id)]] for run_id in ids] == [[1]] * 10
+        positions = sorted(p for run_id in ids for p, _ in steps[str(run_id)])
+        assert positions == [p for run_id in ids for p, _ in steps[str(run_id)]]  # stored in the order saved

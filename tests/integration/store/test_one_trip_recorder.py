@@ -238,3 +238,43 @@ def wait_until(condition: Callable[[], bool], seconds: float = 20.0) -> bool:
         time.sleep(0.05)
     return False
 
+
+
+STEP_1_AS_STORED = (
+    b'{"timestamp":"2026-11-24T10:00:00Z","step":{"number":1,"url":"https://s01.lab.canitbuy.com/1","title":"t",'
+    b'"screenshot":null,"elements":"b","notes":"","action":{"type":"click","id":"e1"},"result":"ok",'
+    b'"duration_ms":1,"model_ms":0,"tokens_in":0,"tokens_out":0,"cost_usd":0.0,"tokens_reasoning":0,'
+    b'"tokens_cached":0,"exchange":null,"browser_retries":0}}'
+)
+"""Run.StepRecorded of `step(1)` at `at()` as the record stored it before the committer built rows as columns."""
+
+
+def test_the_committers_rows_are_the_rows_the_librarys_recorder_writes_byte_for_byte(
+        both: tuple[Record, Record], postgres_url: str) -> None:
+    new, old = both
+    committer = GroupCommitter(new)
+    assert committer._put_columns is not None  # the column path is the one taken on our recorder
+    by_committer, by_library = new_run(), new_run()
+    new.save(by_committer)
+    old.save(by_library)
+    for run in (by_committer, by_library):
+        for number in (1, 2, 3):
+            run.record_step(step(number), at=at())
+    try:
+        asyncio.run(committer.save(by_committer.collect_events()))
+    finally:
+        committer.close()
+    old.save(*by_library.collect_events())
+
+    with psycopg.connect(postgres_url) as conn:
+        def rows(run: Run) -> list[tuple[int, str, bytes]]:
+            return conn.execute("SELECT originator_version, topic, state FROM canitbuy_events "
+                                "WHERE originator_id = %s ORDER BY originator_version", (run.id,)).fetchall()
+        stored, expected = rows(by_committer), rows(by_library)
+    assert stored[2:] == expected[2:]
+    assert [(version, topic) for version, topic, _ in stored[2:]] == [
+        (3, "domain.agent.runs:Run.StepRecorded"), (4, "domain.agent.runs:Run.StepRecorded"),
+        (5, "domain.agent.runs:Run.StepRecorded")]
+    assert bytes(stored[2][2]) == STEP_1_AS_STORED
+    for reader in (new, old):
+        assert reader.get_run(by_committer.id).steps_recorded == 3
