@@ -13,9 +13,8 @@ from uuid import UUID
 
 from adapters.blobs import Blobs, open_blobs
 from adapters.eventstore import open_record
-from adapters.group_commit import GroupCommitter
 from adapters.readmodels import ReadModels
-from adapters.run_recorder import RecordRunRecorder, with_retries
+from adapters.run_recorder import GroupCommitter, RecordRunRecorder, with_retries
 from adapters.settings import Settings
 from domain.eventlog.record import Record
 from domain.week.weeks import Clock, system_clock

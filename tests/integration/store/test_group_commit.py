@@ -15,7 +15,7 @@ import anyio
 import pytest
 from eventsourcing.persistence import IntegrityError
 
-from adapters.group_commit import GroupCommitter, _Pending
+from adapters.run_recorder import GroupCommitter, _Pending
 from adapters.settings import Settings
 from adapters.wiring import Runtime, build_runtime
 from domain.agent.actions import Click

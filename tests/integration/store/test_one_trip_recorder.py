@@ -16,8 +16,8 @@ from eventsourcing.persistence import IntegrityError
 from eventsourcing.postgres import PostgresApplicationRecorder
 
 from adapters.eventstore import postgres_env
-from adapters.group_commit import GroupCommitter
 from adapters.pg_recorder import OneTripRecorder
+from adapters.run_recorder import GroupCommitter
 from domain.agent.actions import Click
 from domain.agent.ports import StepRecord
 from domain.agent.runs import Run
