@@ -30,15 +30,21 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The whole parser; given the command line, only the parser of the command it names is built in full (its
+    module imported), the others listed by their help line, so a command starts without importing every area."""
     parser = Parser(
         prog="canitbuy",
         description="CanItBuy: can AI shopping agents buy? The lab, the agent, the record and the site.",
     )
     # Subparsers are made with the parent's class, so every level errs on one line.
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    named = None if argv is None else next((a for a in argv if not a.startswith("-")), "")
     for name in commands.TOP_LEVEL:
-        importlib.import_module(f"ops.commands.{name}").add_parser(sub)
+        if named is None or named == name:
+            importlib.import_module(f"ops.commands.{name}").add_parser(sub)
+        else:
+            sub.add_parser(name, help=commands.HELP[name])
     return parser
 
 
@@ -49,8 +55,8 @@ def one_line(error: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
     """Run one command; `clock` is the time commands that depend on it read (the week in progress), for tests."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(arguments).parse_args(arguments)
     args.clock = clock
     try:
         result = args.handler(args)

@@ -19,5 +19,25 @@ class Subcommands(Protocol):
     def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser: ...
 
 
-TOP_LEVEL = ("arc", "audit", "check", "dataset", "db", "lab", "models", "run", "staff", "web", "week", "worker")
-"""The modules `canitbuy` asks for a parser, in the order `--help` lists them."""
+HELP = {
+    "arc": "ARC's task on an ARC-shaped test set, and its submission",
+    "audit": "export, verify and replay published weeks",
+    "check": ("check the whole store: events decode, versions run on, blobs are whole, published weeks recompute; "
+              "exit 1 naming the first problem"),
+    "dataset": "export published weeks as the open dataset (Parquet, CSV)",
+    "db": "the read models: migrate, rebuild, catch up",
+    "lab": "the NORDLYS test store in 18 stations",
+    "models": "the line-up's models behind the gateway",
+    "run": "run one agent on one station, recorded like any run",
+    "staff": "staff desk accounts",
+    "web": "the public site and the staff desk",
+    "week": "run, publish and inspect weeks",
+    "worker": "execute runs from the queue (arq; needs CANITBUY_REDIS_URL)",
+}
+"""Each top-level command's one line in `canitbuy --help`, in the order it lists them. Kept here, not only in the
+command's module, so `--help` and a command's own run import nothing but the module of the command asked for
+(the modules import the browser, the database drivers and the dataset's Parquet writer: seconds, not
+milliseconds)."""
+
+TOP_LEVEL = tuple(HELP)
+"""The modules `canitbuy` asks for a parser."""

@@ -32,7 +32,7 @@ from domain.week.weeks import week_of
 from ops.arc_export import batch_ends, check_export, export_batch
 from ops.arc_files import TestSetError, is_lab, pick, read_test_set, start_url, unreachable
 from ops.cli import CommandError
-from ops.commands import Subcommands
+from ops.commands import HELP, Subcommands
 from ops.local_services import local_services
 from workers.agents import UnknownModelError, is_known
 from workers.leases import open_leases
@@ -41,7 +41,7 @@ from workers.resources import build_resources
 
 
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
-    parser = subcommands.add_parser("arc", help="ARC's task on an ARC-shaped test set, and its submission")
+    parser = subcommands.add_parser("arc", help=HELP["arc"])
     sub = parser.add_subparsers(dest="arc_command", metavar="ARC_COMMAND", required=True)
     run = sub.add_parser("run", help="run an agent on every row (or --ids) of a test set, as one batch")
     run.add_argument("--test-set", required=True,

@@ -12,11 +12,11 @@ from domain.week.audit import AuditError, export_lines, is_provisional, verify_l
 from domain.week.publishing import NotPublishedError, UnknownWeekError
 from domain.week.weeks import WeekError, parse_week
 from ops.cli import CommandError
-from ops.commands import Subcommands
+from ops.commands import HELP, Subcommands
 
 
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
-    audit = subcommands.add_parser("audit", help="export, verify and replay published weeks")
+    audit = subcommands.add_parser("audit", help=HELP["audit"])
     sub = audit.add_subparsers(dest="audit_command", metavar="AUDIT_COMMAND", required=True)
     export = sub.add_parser("export", help="write the events a week's publication depended on (JSON Lines)")
     export.add_argument("--week", required=True, help="ISO week, e.g. 2026-W48")

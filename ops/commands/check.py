@@ -9,13 +9,12 @@ from adapters.settings import Settings
 from adapters.wiring import build_runtime
 from domain.eventlog.store_check import StoreProblem, check_store
 from ops.cli import CommandError
-from ops.commands import Subcommands
+from ops.commands import HELP, Subcommands
 
 
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     check = subcommands.add_parser(
-        "check", help="check the whole store: events decode, versions run on, blobs are whole, published weeks "
-                      "recompute; exit 1 naming the first problem")
+        "check", help=HELP["check"])
     check.add_argument("--no-blobs", dest="blobs", action="store_false",
                        help="leave the blobs out (the log and the publications only)")
     check.set_defaults(handler=run_check)

@@ -17,11 +17,11 @@ from domain.projections.dataset import week_dataset
 from domain.week.publishing import NotPublishedError, replay
 from domain.week.weeks import WeekError, parse_week
 from ops.cli import CommandError
-from ops.commands import Subcommands
+from ops.commands import HELP, Subcommands
 
 
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
-    dataset = subcommands.add_parser("dataset", help="export published weeks as the open dataset (Parquet, CSV)")
+    dataset = subcommands.add_parser("dataset", help=HELP["dataset"])
     sub = dataset.add_subparsers(dest="dataset_command", metavar="DATASET_COMMAND", required=True)
     export = sub.add_parser("export", help="write a published week's tables, card and SHA256SUMS to OUT/<week>/")
     which = export.add_mutually_exclusive_group(required=True)

@@ -11,11 +11,11 @@ from adapters.sqldb import SqlDb
 from adapters.wiring import build_runtime
 from domain.eventlog.record import UndecodableEventError
 from ops.cli import CommandError
-from ops.commands import Subcommands
+from ops.commands import HELP, Subcommands
 
 
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
-    db = subcommands.add_parser("db", help="the read models: migrate, rebuild, catch up")
+    db = subcommands.add_parser("db", help=HELP["db"])
     sub = db.add_subparsers(dest="db_command", metavar="DB_COMMAND", required=True)
     sub.add_parser("migrate", help="apply the numbered SQL files in migrations/ not yet applied").set_defaults(
         handler=migrate

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ops.cli import CommandError
-from ops.commands import Subcommands
+from ops.commands import HELP, Subcommands
 
 if TYPE_CHECKING:
     from adapters.settings import Settings
@@ -17,7 +17,7 @@ RECEIPT_KEY_FILE = "lab-receipt.key"
 
 
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
-    lab = subcommands.add_parser("lab", help="the NORDLYS test store in 18 stations")
+    lab = subcommands.add_parser("lab", help=HELP["lab"])
     lab_sub = lab.add_subparsers(dest="lab_command", metavar="LAB_COMMAND", required=True)
     serve = lab_sub.add_parser("serve", help="serve every station (sNN.<domain>) and the lab index (<domain>)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")

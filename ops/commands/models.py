@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from ops.commands import Subcommands
+from ops.commands import HELP, Subcommands
 
 
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
-    models = subcommands.add_parser("models", help="the line-up's models behind the gateway")
+    models = subcommands.add_parser("models", help=HELP["models"])
     sub = models.add_subparsers(dest="models_command", metavar="MODELS_COMMAND", required=True)
     check = sub.add_parser("check", help="one step each through the gateway: availability, the model id it "
                                          "resolved, latency and price; exit 1 naming the models that fail")

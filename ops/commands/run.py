@@ -23,7 +23,7 @@ from domain.eventlog.commands import ScheduleRun
 from domain.eventlog.handlers import schedule_runs
 from domain.week.weeks import week_of
 from ops.cli import CommandError
-from ops.commands import Subcommands
+from ops.commands import HELP, Subcommands
 from ops.local_services import local_services
 from workers.agents import UnknownModelError, is_known
 from workers.executor import execute_run
@@ -32,7 +32,7 @@ from workers.resources import build_resources
 
 
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
-    parser = subcommands.add_parser("run", help="run one agent on one station, recorded like any run")
+    parser = subcommands.add_parser("run", help=HELP["run"])
     parser.add_argument("--station", required=True, help="station code, s01..s18 (s12 runs the reader)")
     parser.add_argument("--model", required=True, help="a built-in agent (baseline-robust, ...) or a line-up model")
     parser.add_argument("--lab-url", help="where the stations answer, e.g. http://127.0.0.1:8700 "

@@ -9,14 +9,14 @@ import getpass
 import sys
 from typing import TYPE_CHECKING
 
-from ops.commands import Subcommands
+from ops.commands import HELP, Subcommands
 
 if TYPE_CHECKING:
     from adapters.settings import Settings
 
 
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
-    staff = subcommands.add_parser("staff", help="staff desk accounts")
+    staff = subcommands.add_parser("staff", help=HELP["staff"])
     sub = staff.add_subparsers(dest="staff_command", metavar="STAFF_COMMAND", required=True)
     add = sub.add_parser("add", help="make a staff desk account")
     add.add_argument("email")

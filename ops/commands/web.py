@@ -6,11 +6,11 @@ import argparse
 import os
 import sys
 
-from ops.commands import Subcommands
+from ops.commands import HELP, Subcommands
 
 
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
-    web = subcommands.add_parser("web", help="the public site and the staff desk")
+    web = subcommands.add_parser("web", help=HELP["web"])
     sub = web.add_subparsers(dest="web_command", metavar="WEB_COMMAND", required=True)
     serve = sub.add_parser("serve", help="serve the site over HTTP (put TLS in front of it in production)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")

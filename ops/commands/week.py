@@ -14,11 +14,11 @@ from domain.week.publications import PublicationError
 from domain.week.publishing import RunsStillOpenError, UnknownWeekError, publish_week
 from domain.week.weeks import WeekError, parse_week, system_clock
 from ops.cli import CommandError
-from ops.commands import Subcommands, week_run
+from ops.commands import HELP, Subcommands, week_run
 
 
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
-    week = subcommands.add_parser("week", help="run, publish and inspect weeks")
+    week = subcommands.add_parser("week", help=HELP["week"])
     sub = week.add_subparsers(dest="week_command", metavar="WEEK_COMMAND", required=True)
     week_run.add_subcommands(sub)
     # The parser is not called `publish`: that name is the handler's (shadowing it once set the parser itself as

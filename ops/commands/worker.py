@@ -16,11 +16,11 @@ from typing import Any
 
 from adapters.settings import Settings, SettingsError
 from ops.cli import CommandError
-from ops.commands import Subcommands
+from ops.commands import HELP, Subcommands
 
 
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
-    worker = subcommands.add_parser("worker", help="execute runs from the queue (arq; needs CANITBUY_REDIS_URL)")
+    worker = subcommands.add_parser("worker", help=HELP["worker"])
     worker.add_argument("--check", action="store_true", help="check Redis, the database and Chromium; exit 0/1")
     worker.add_argument("--lease-seconds", type=float, default=None,
                         help="how soon a killed worker's run is noticed (default 30)")

@@ -109,6 +109,33 @@ def test_the_help_lists_every_command_we_try() -> None:
     assert "week publish" in LEAVES and "worker" in LEAVES
 
 
+def test_the_help_as_typed_lists_what_the_whole_parser_lists(env: dict[str, str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """`canitbuy --help` builds each area's parser only when it is named; the listing is the same."""
+    monkeypatch.setenv("COLUMNS", "100")
+    done = canitbuy(["--help"], {**env, "COLUMNS": "100"}, timeout=60)
+    assert done.returncode == 0 and done.stdout == help_of([])
+    assert all(f"    {name}" in done.stdout for name in ("arc", "check", "dataset", "week", "worker"))
+
+
+def test_a_command_imports_only_its_own_area(env: dict[str, str]) -> None:
+    probe = (
+        "import contextlib, io, sys\n"
+        "from ops import cli\n"
+        "for argv in (['--help'], ['audit', 'verify', '--help']):\n"
+        "    with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+        "        cli.main(argv)\n"
+        "    print(' '.join(sorted(m for m in ('playwright', 'pyarrow', 'ops.commands.dataset', 'ops.commands.worker',"
+        " 'ops.commands.audit') if m in sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=env["CANITBUY_DATA_DIR"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    after_help, after_audit = done.stdout.splitlines()
+    assert after_help == "", "the list of commands imports none of them"
+    assert after_audit == "ops.commands.audit", "an audit command imports the audit area, not the browser's"
+
+
 @pytest.mark.parametrize("command", LEAVES)
 def test_every_command_has_help_and_errs_on_one_line(command: str, env: dict[str, str]) -> None:
     done = canitbuy([*command.split(), "--help"], env, timeout=60)
