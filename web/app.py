@@ -17,7 +17,6 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from adapters.botauth import DIRECTORY_PATH, DIRECTORY_TYPE, directory_document, load_or_create_key
@@ -42,6 +41,7 @@ from web.rendering import Page, Renderer, make_environment, send
 from web.site import Site
 from web.staff import desk, leaderboard_desk
 from web.staff.guard import start_staff
+from web.static_files import StaticFiles
 
 STATIC = Path(__file__).parent / "static"
 
@@ -120,7 +120,7 @@ def create_app(settings: Settings) -> Starlette:
         Route("/healthz", plain),
         *results.routes,
         Route(DIRECTORY_PATH, key_directory),
-        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        *StaticFiles(STATIC).routes("/static"),
         *front.routes, *charts.routes, *course_pages.routes, *agent_page.routes, *runs.routes, *live.routes,
         *manual_tests.routes,
         *api.routes, *leaderboard.routes, *submissions.routes, *mcp.routes,
