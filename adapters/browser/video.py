@@ -62,8 +62,8 @@ def screencast_frames(trace: zipfile.ZipFile) -> list[ScreencastFrame]:
 def shown(frames: list[ScreencastFrame]) -> list[tuple[ScreencastFrame, float]]:
     """Each frame with the seconds it stayed on screen, to the millisecond (the WebM's time base); a frame
     replaced within the same millisecond was never seen and is left out."""
-    timed = []
-    for frame, following in zip(frames, [*frames[1:], None], strict=True):
+    timed: list[tuple[ScreencastFrame, float]] = []
+    for frame, following in zip(frames, [*frames[1:], None][: len(frames)], strict=True):
         seconds = HOLD_LAST_SECONDS if following is None else round((following.at_ms - frame.at_ms) / 1000, 3)
         if seconds > 0:
             timed.append((frame, seconds))
