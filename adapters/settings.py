@@ -14,7 +14,7 @@ from pathlib import Path
 
 import msgspec
 
-from adapters.browser.media import DEFAULT_REGISTRY
+from adapters.browser.media import find_video_encoder
 from adapters.models.throttle import parse_limits
 
 DEFAULT_MODEL_BASE_URL = "https://ai-gateway.vercel.sh/v1"
@@ -90,9 +90,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     traces: bool = True
     """Whether every browser run keeps a Playwright trace (trace.zip) and a video in the blob store
     (CANITBUY_TRACES=on|off); on unless turned off."""
-    playwright_dir: Path = DEFAULT_REGISTRY
-    """Where Playwright keeps its downloads, among them the ffmpeg its videos need (PLAYWRIGHT_BROWSERS_PATH, as
-    Playwright reads it; unset: ~/.cache/ms-playwright)."""
+    video_encoder: str | None = msgspec.field(default_factory=find_video_encoder)
+    """The ffmpeg that makes each browser run's video from its trace's frames: ffmpeg on the PATH. None: runs keep
+    their trace alone (the worker says why, once)."""
 
     @property
     def backend(self) -> str:
@@ -176,14 +176,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             s3_access_key_id=text("CANITBUY_S3_ACCESS_KEY_ID"),
             s3_secret_access_key=text("CANITBUY_S3_SECRET_ACCESS_KEY"),
             traces=traces,
-            playwright_dir=_playwright_dir(text("PLAYWRIGHT_BROWSERS_PATH"), text("XDG_CACHE_HOME")),
+            video_encoder=find_video_encoder(text("PATH")),
         )
-
-
-def _playwright_dir(chosen: str | None, cache: str | None) -> Path:
-    if chosen and chosen != "0":  # "0" is Playwright's "inside the package": it then has its own ffmpeg there
-        return Path(chosen)
-    return Path(cache) / "ms-playwright" if cache else DEFAULT_REGISTRY
 
 
 _ON, _OFF = ("on", "true", "yes", "1"), ("off", "false", "no", "0")

@@ -7,8 +7,10 @@ harness's script, evaluated as the harness does, through the CDP session, its re
 Harness step: everything between two decisions of a scripted agent that answers at once (so model time is
 excluded): the action (a scroll, which loads nothing), the judge's probe, recording (blobs on disk, events in
 SQLite through the lead's recorder), signing, and the next observation. It is measured twice: with the run's
-Playwright trace and video being kept (as the course does unless CANITBUY_TRACES=off) and without. All three are
-measured on the same pages, interleaved, with the same browser.
+Playwright trace being kept (as the course does unless CANITBUY_TRACES=off) and without. All three are measured on
+the same pages, interleaved, with the same browser. Once per traced run, what keeping its media costs after the
+run is timed too: closing the context with its trace, making the video from the trace's frames, putting both in
+the blob store (no step waits on it; the course does it beside the next runs).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import time
 from pathlib import Path
 
 from adapters.botauth import BotAuthSigner, load_or_create_key
+from adapters.browser.media import find_video_encoder, finish_media
 from adapters.browser.playwright_browser import PlaywrightBrowser
 from adapters.browser.session import SCREENSHOT, observe_expression
 from adapters.settings import Settings
@@ -70,7 +73,7 @@ async def floor(browser: PlaywrightBrowser, url: str, n: int) -> list[float]:
 
 
 async def harness(browser: PlaywrightBrowser, runtime: object, task: Task, steps: int,
-                  media: Path | None) -> list[float]:
+                  media: Path | None, finishing: list[tuple[float, float]]) -> list[float]:
     [run_id] = schedule_runs(runtime.record, [ScheduleRun.on_course(
         station="s01", model="baseline-robust", requested_by="bench", week=week_of(runtime.record.clock()))])
     recorder = runtime.recorder(run_id)  # type: ignore[attr-defined]
@@ -79,11 +82,16 @@ async def harness(browser: PlaywrightBrowser, runtime: object, task: Task, steps
     session = await browser.session(task.start_url, media_dir=media)
     await Episode(session=session, agent=agent, task=task, recorder=recorder, blobs=runtime.blobs,  # type: ignore[attr-defined]
                   clock=time.monotonic, max_steps=steps).run()
-    files = await session.close_keeping_media()  # as the worker does once the run has ended (not in a step)
+    began = time.perf_counter()
+    trace = await session.close_keeping_trace()  # as the worker does once the run has ended (not in a step)
+    closed = time.perf_counter()
+    files = await asyncio.to_thread(finish_media, trace, find_video_encoder())
     for path in (files.trace, files.video):
         if path is not None:
             runtime.blobs.put_file(path)  # type: ignore[attr-defined]
     session.discard_media()
+    if media is not None:
+        finishing.append(((closed - began) * 1000, (time.perf_counter() - closed) * 1000))
     return [(b - a) * 1000 for a, b in zip(agent.marks, agent.marks[1:], strict=False)]
 
 
@@ -100,16 +108,19 @@ async def main(steps: int, rounds: int) -> None:
             floors: list[float] = []
             plain: list[float] = []
             traced: list[float] = []
+            finishing: list[tuple[float, float]] = []
             for _ in range(rounds):
                 for path in PAGES:
                     url = lab.url_for("s01", path)
                     floors += await floor(browser, url, steps)
                     task = station_task(load_course(), "s01", url)
-                    plain += await harness(browser, runtime, task, steps, None)
-                    traced += await harness(browser, runtime, task, steps, work / "media")
+                    plain += await harness(browser, runtime, task, steps, None, finishing)
+                    traced += await harness(browser, runtime, task, steps, work / "media", finishing)
     print(summary("floor (CDP JPEG + evaluate)", floors))
     print(summary("harness step, traces off", plain))
     print(summary("harness step, traces on", traced))
+    print(f"after each traced run: close with its trace p50 {statistics.median(c for c, _ in finishing):.1f} ms, "
+          f"video made and both put p50 {statistics.median(f for _, f in finishing):.1f} ms   n={len(finishing)}")
     base = statistics.median(floors)
     print(f"ratio p50 harness / floor: traces off {statistics.median(plain) / base:.2f} (goal <= 1.2), "
           f"traces on {statistics.median(traced) / base:.2f} (goals <= 1.2, issue 17; <= 1.5, issue 13); "

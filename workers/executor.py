@@ -21,6 +21,7 @@ import anyio
 import anyio.to_thread
 
 from adapters.blobs import Blobs
+from adapters.browser.media import finish_media
 from adapters.browser.session import PlaywrightSession
 from adapters.run_recorder import RecordRunRecorder, with_retries
 from domain.agent.agent_ports import ModelConnectionError
@@ -35,7 +36,7 @@ from workers.resources import Resources
 log = logging.getLogger("canitbuy.worker")
 
 MEDIA_SECONDS = 30.0
-"""How long a run's trace may take to write and its browser context to close before both are given up."""
+"""How long a run's trace may take to write and its browser context to close before the trace is given up."""
 LOST_WORKER = "the worker executing this run was lost (its lease lapsed); the run cannot be resumed"
 
 
@@ -150,20 +151,29 @@ async def _read(res: Resources, run: Run, task: Any, began: float) -> str:
 
 
 async def _keep_media(res: Resources, session: PlaywrightSession, recorder: RecordRunRecorder) -> None:
-    """Close the ended run's browser and keep its trace and video: into the blob store, then named on the run.
-    Losing them (a crashed browser, a full disk) loses no result: it is logged, and the run stands as recorded."""
+    """Close the ended run's browser context, keeping its trace; the rest needs no browser (the video made from
+    the trace's frames, both into the blob store, then named on the run), so it is left to `res.after_run` and
+    the pool's slot is free for the next run meanwhile. Losing them (a crashed browser, a full disk) loses no
+    result: it is logged, and the run stands as recorded."""
     try:
         with anyio.fail_after(MEDIA_SECONDS):
-            files = await session.close_keeping_media()
+            trace = await session.close_keeping_trace()
     except Exception:  # noqa: BLE001 - a browser that cannot write its trace is still closed, and nothing lost
-        log.warning("run %s: its trace and video could not be written", recorder.run_id, exc_info=True)
+        log.warning("run %s: its trace could not be written", recorder.run_id, exc_info=True)
         await _close_quietly(session)
         return
+    if trace is None:
+        session.discard_media()
+        return
+    res.after_run(lambda: _finish_media(res, session, recorder, trace))
+
+
+async def _finish_media(res: Resources, session: PlaywrightSession, recorder: RecordRunRecorder,
+                        trace: Path) -> None:
     try:
-        if files.trace is None and files.video is None:
-            return
-        blobs = res.runtime.blobs
-        kept = await anyio.to_thread.run_sync(_put_media, blobs, files.trace, files.video)
+        files = await anyio.to_thread.run_sync(finish_media, trace, res.runtime.settings.video_encoder,
+                                               limiter=res.media_limiter)
+        kept = await anyio.to_thread.run_sync(_put_media, res.runtime.blobs, files.trace, files.video)
         await recorder.media_kept(trace=kept[0][0], trace_bytes=kept[0][1], video=kept[1][0],
                                   video_bytes=kept[1][1])
     except Exception:  # noqa: BLE001 - the run is recorded; only its trace and video are lost

@@ -6,9 +6,11 @@ worker that only reads never launches it, and it is relaunched when a run saw it
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import socket
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, cast
 from urllib.parse import urlsplit
@@ -29,7 +31,10 @@ from workers.leases import DEFAULT_LEASE_SECONDS, LeaseStore
 
 log = logging.getLogger("canitbuy.worker")
 MEDIA_FOLDER = "media-in-progress"
-"""Under the data folder: each browser run's trace and video while it runs, before they go to the blob store."""
+"""Under the data folder: each browser run's trace while it runs, and its video while it is made from the trace,
+before both go to the blob store."""
+MEDIA_AT_ONCE = 1
+"""Videos made at once per worker process: one ffmpeg beside the browsers, so the runs' pages keep the CPU."""
 
 
 def worker_name() -> str:
@@ -61,6 +66,20 @@ class Resources:
     _browser: PlaywrightBrowser | None = None
     _suspect: bool = False
     _lock: anyio.Lock = field(default_factory=anyio.Lock)
+    media_limiter: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MEDIA_AT_ONCE))
+    _after: set[asyncio.Task[None]] = field(default_factory=set)
+
+    def after_run(self, work: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Work an ended run leaves that needs no browser (its video, its media into the blob store): started now,
+        done beside the next runs, and awaited by `aclose`, so a pool or worker that stops has finished it."""
+        task = asyncio.get_running_loop().create_task(work())
+        self._after.add(task)
+        task.add_done_callback(self._after.discard)
+
+    async def runs_finished(self) -> None:
+        """Wait for the work ended runs left (see `after_run`)."""
+        while self._after:
+            await asyncio.wait(set(self._after))
 
     def task_for(self, run: Run) -> Task:
         if run.task == "arc":
@@ -116,11 +135,11 @@ class Resources:
                 except Exception:  # noqa: BLE001 - the old one is dead already
                     log.debug("stopping a dead browser failed", exc_info=True)
         settings = self.runtime.settings
-        self._browser = await PlaywrightBrowser(
-            self.agents.signer, executable=settings.chromium_path, playwright_dir=settings.playwright_dir
-        ).start()
+        self._browser = await PlaywrightBrowser(self.agents.signer, executable=settings.chromium_path).start()
 
     async def aclose(self) -> None:
+        with anyio.CancelScope(shield=True):
+            await self.runs_finished()
         if self._browser is not None:
             with anyio.CancelScope(shield=True), anyio.move_on_after(10):
                 await self._browser.stop()
@@ -154,5 +173,7 @@ def build_resources(
     if origin:
         signer = BotAuthSigner(load_or_create_key(settings.agent_signing_key, settings.data_dir), origin)
     agents = AgentFactory(settings, runtime.blobs, signer)
+    if settings.traces and settings.video_encoder is None:
+        log.warning("runs keep their trace without a video: no ffmpeg on the PATH (Debian's: apt-get install ffmpeg)")
     return Resources(runtime=runtime, leases=leases, lab=Lab(lab_url, settings.lab_domain), agents=agents,
                      lease_seconds=lease_seconds)

@@ -1,56 +1,45 @@
-"""A browser run's trace and video: where Playwright writes them, and the encoder its video needs.
+"""A browser run's trace and video: the files a closed run leaves, and the encoder its video is made with.
 
-Playwright records video through an ffmpeg it expects at its own registry path (`ffmpeg-<revision>/ffmpeg-linux`
-under ms-playwright), normally downloaded by `playwright install ffmpeg`. Debian's ffmpeg (which ops/dev installs)
-takes the same arguments (WebM from a pipe of JPEG frames), so it is linked there when Playwright's own
-is missing: no download, and one encoder for the whole machine.
+The trace is Playwright's (`tracing.start`); the video is made from the trace's screencast frames once the run has
+ended (`adapters/browser/video.py`), by the system's ffmpeg (Debian's: `bash ops/dev` and the image install it).
 """
 
 from __future__ import annotations
 
-import json
+import logging
 import shutil
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from adapters.browser.video import VideoEncoderError, video_from_trace
 
-class VideoEncoderMissingError(RuntimeError):
-    """No ffmpeg for Playwright's video: neither its own nor one on the PATH."""
+log = logging.getLogger("canitbuy.browser")
 
 
 @dataclass(frozen=True)
 class MediaFiles:
-    """The files a closed browser run left behind (either may be missing: a crashed browser writes neither)."""
+    """The files a closed browser run left behind (either may be missing: a crashed browser writes no trace, and
+    the video is made from the trace)."""
 
     trace: Path | None
     video: Path | None
 
 
-DEFAULT_REGISTRY = Path.home() / ".cache" / "ms-playwright"
-"""Where Playwright keeps what it downloads on Linux, unless PLAYWRIGHT_BROWSERS_PATH says otherwise (Settings)."""
+def find_video_encoder(search_path: str | None = None) -> str | None:
+    """The ffmpeg that makes the runs' videos: the one on the PATH (or `search_path`), else None (runs then keep
+    their trace alone, and the worker says so once)."""
+    return shutil.which("ffmpeg", path=search_path)
 
 
-def _ffmpeg_revision() -> str:
-    import playwright  # here, not above: the settings read DEFAULT_REGISTRY without loading Playwright
-
-    listing = Path(playwright.__file__).parent / "driver" / "package" / "browsers.json"
-    browsers = json.loads(listing.read_text())["browsers"]
-    return str(next(b["revision"] for b in browsers if b["name"] == "ffmpeg"))
-
-
-def ensure_video_encoder(registry: Path = DEFAULT_REGISTRY) -> Path:
-    """Where Playwright finds its ffmpeg, linked to the system's when Playwright's own is not installed."""
-    target = registry / f"ffmpeg-{_ffmpeg_revision()}" / "ffmpeg-linux"
-    if target.exists():
-        return target
-    system = shutil.which("ffmpeg")
-    if system is None:
-        raise VideoEncoderMissingError(
-            "no ffmpeg for the runs' videos: install Debian's ffmpeg (bash ops/dev does) or set CANITBUY_TRACES=off")
-    target.parent.mkdir(parents=True, exist_ok=True)
+def finish_media(trace: Path | None, encoder: str | None) -> MediaFiles:
+    """The ended run's trace and the video made from its frames, beside it (blocking: call it in a thread). A video
+    that cannot be made (no encoder, ffmpeg failing) leaves the trace alone, logged; so does a trace with no frame."""
+    if trace is None or encoder is None:
+        return MediaFiles(trace=trace, video=None)
     try:
-        target.unlink(missing_ok=True)  # a dangling link left by a removed ffmpeg
-        target.symlink_to(system)
-    except FileExistsError:
-        pass  # another process linked it at the same moment
-    return target
+        video = video_from_trace(trace, trace.with_name("video.webm"), encoder)
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, VideoEncoderError):
+        log.warning("the video of trace %s could not be made; the trace is kept alone", trace, exc_info=True)
+        video = None
+    return MediaFiles(trace=trace, video=video)

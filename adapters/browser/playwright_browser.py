@@ -10,34 +10,29 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from playwright.async_api import Browser as PwBrowser
-from playwright.async_api import Playwright, async_playwright
+from playwright.async_api import BrowserContext, Page, Playwright, async_playwright
 
 from adapters.botauth import BotAuthSigner
-from adapters.browser.media import DEFAULT_REGISTRY, VideoEncoderMissingError, ensure_video_encoder
 from adapters.browser.session import PlaywrightSession
+from adapters.browser.video import FRAME_HEIGHT, FRAME_WIDTH
 
 log = logging.getLogger("canitbuy.browser")
 DEBIAN_CHROMIUM = "/usr/lib/chromium/chromium"
 USER_AGENT = "CanItBuyAgent/1.0"
 VIEWPORT = {"width": 1280, "height": 800}
-VIDEO_SIZE = {"width": 480, "height": 300}
-"""The video's frame: the viewport scaled to 480 pixels wide. Chromium encodes every frame of the screencast at
-this size, for the video and the trace alike: in bench_agent_step on a loaded machine, a step with trace and
-video took 2.2x the floor at 800x500 (Playwright's default), 1.7x at 640x400, 1.3x at 480x300. Each step's
-full-size screenshot is in the recording, and the trace holds the pages themselves (DOM snapshots); the video
-shows how the run went."""
+FRAME_QUALITY = 50
+"""JPEG quality of the trace's screencast frames (Playwright's default 90), which Chromium encodes at the video's
+frame size, 480x300: at Playwright's default size (800x500) a traced step took 2.2x the floor, at 480x300 1.3x
+(bench_agent_step, loaded machine). The video is made from these frames."""
 # Requests to any other host go to a proxy that does not exist and fail at once. Per-context proxy rules cost
 # nothing per request, unlike route() interception, which would also turn off the HTTP cache.
 _NOWHERE = "http://127.0.0.1:9"
 
 
 class PlaywrightBrowser:
-    def __init__(self, signer: BotAuthSigner | None, *, executable: str | None = None,
-                 playwright_dir: Path = DEFAULT_REGISTRY) -> None:
+    def __init__(self, signer: BotAuthSigner | None, *, executable: str | None = None) -> None:
         self._signer = signer
         self._executable = executable
-        self._playwright_dir = playwright_dir
-        self._encoder_ready: bool | None = None
         self._playwright: Playwright | None = None
         self._browser: PwBrowser | None = None
         self.version = ""
@@ -64,38 +59,40 @@ class PlaywrightBrowser:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    def _video_encoder(self) -> bool:
-        """Whether videos can be made: without an ffmpeg (or a registry we may not write to) runs keep their trace
-        alone, and the worker says why once, rather than failing every run over a missing encoder."""
-        if self._encoder_ready is None:
-            try:
-                ensure_video_encoder(self._playwright_dir)
-                self._encoder_ready = True
-            except (OSError, VideoEncoderMissingError) as error:
-                log.warning("runs keep no video: %s", error)
-                self._encoder_ready = False
-        return self._encoder_ready
-
     async def session(self, store_url: str, *, media_dir: Path | None = None) -> PlaywrightSession:
-        """A fresh context for one run. With `media_dir`, the run keeps a Playwright trace (screenshots and DOM
-        snapshots) and a video, written to a folder of their own under it (see `PlaywrightSession.close`)."""
+        """A fresh context for one run. With `media_dir`, the run keeps a Playwright trace (screencast frames and
+        DOM snapshots), written to a folder of its own under it (see `PlaywrightSession.close_keeping_media`)."""
         assert self._browser is not None, "start() the browser first"
         host = urlsplit(store_url).hostname or ""
         folder: Path | None = None
-        options: dict[str, Any] = {}
         if media_dir is not None:
             media_dir.mkdir(parents=True, exist_ok=True)
             folder = Path(tempfile.mkdtemp(prefix="run-", dir=media_dir))
-            if self._video_encoder():
-                options = {"record_video_dir": str(folder), "record_video_size": VIDEO_SIZE}
         context = await self._browser.new_context(
             user_agent=USER_AGENT, viewport=VIEWPORT,  # type: ignore[arg-type]
             # "<-loopback>" first (order counts) drops the implicit loopback bypass: other stations stay blocked.
             proxy={"server": _NOWHERE, "bypass": f"<-loopback>,{host}"},
-            **options,
         )
-        if folder is not None:
-            await context.tracing.start(screenshots=True, snapshots=True)
         page = await context.new_page()
+        if folder is not None:
+            await _trace(context, page)
         return await PlaywrightSession.create(context, page, self._signer, urlsplit(store_url).netloc,
                                               media_dir=folder)
+
+
+async def _trace(context: BrowserContext, page: Page) -> None:
+    """Start the context's trace with its screencast at the video's frame size and FRAME_QUALITY. Tracing has no
+    such options: a page's screencast takes the size and quality of its first client and keeps them while any
+    client remains (Playwright's `Screencast.start` documents the first). So a client of ours asks for them, the
+    trace joins it, and ours leaves before the page has drawn anything (it is blank). A page the run opens besides
+    it (a pop-up) is traced at Playwright's default, 800x500."""
+    await page.screencast.start(on_frame=_ignore, size={"width": FRAME_WIDTH, "height": FRAME_HEIGHT},
+                                quality=FRAME_QUALITY)
+    try:
+        await context.tracing.start(screenshots=True, snapshots=True)
+    finally:
+        await page.screencast.stop()
+
+
+def _ignore(frame: object) -> None:
+    pass

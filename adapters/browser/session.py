@@ -18,7 +18,6 @@ from playwright.async_api import Error as PlaywrightError
 
 from adapters.botauth import BotAuthSigner
 from adapters.browser.actions import carry_out
-from adapters.browser.media import MediaFiles
 from domain.agent.actions import Action
 from domain.agent.observation import Observation, PageProbe
 
@@ -74,7 +73,7 @@ class PlaywrightSession:
                  authority: str, media_dir: Path | None = None) -> None:
         self._context, self._page, self._cdp = context, page, cdp
         self._media_dir = media_dir
-        """The run's own folder for its trace and video while it runs; None when they are not kept."""
+        """The run's own folder for its trace while it runs; None when it is not kept."""
         self._signer, self._authority = signer, authority
         self._status = 200
         self._receipt_header: str | None = None
@@ -208,32 +207,27 @@ class PlaywrightSession:
         return await self._page.evaluate(script)
 
     async def close(self) -> None:
-        """Close the context; a trace and video being kept are thrown away (see `close_keeping_media`)."""
+        """Close the context; a trace being kept is thrown away (see `close_keeping_trace`)."""
         try:
             await self._context.close()
         finally:
             self.discard_media()
 
-    async def close_keeping_media(self) -> MediaFiles:
-        """Stop the trace, close the context (which finishes the video) and return both files; they are the
-        caller's to move away (the folder they lie in goes with `discard_media`). Either is None when it was not
-        kept or the browser could not write it (a crashed Chromium writes neither)."""
+    async def close_keeping_trace(self) -> Path | None:
+        """Stop the trace and close the context; returns the trace's file, the caller's to make the video from
+        (`adapters/browser/media.py`) and move away (the folder it lies in goes with `discard_media`). None when no
+        trace was kept or the browser could not write it (a crashed Chromium writes none)."""
         folder = self._media_dir
         if folder is None:
             await self._context.close()
-            return MediaFiles(trace=None, video=None)
+            return None
         trace: Path | None = folder / "trace.zip"
         try:
             await self._context.tracing.stop(path=str(trace))
         except PlaywrightError:
             trace = None
         await self._context.close()
-        video = None
-        if self._page.video is not None:
-            with contextlib.suppress(PlaywrightError):
-                video = Path(await self._page.video.path())
-        return MediaFiles(trace=trace if trace is not None and trace.is_file() else None,
-                          video=video if video is not None and video.is_file() else None)
+        return trace if trace is not None and trace.is_file() else None
 
     def discard_media(self) -> None:
         """Remove what is left of the run's media folder (files not moved into the blob store)."""

@@ -123,6 +123,39 @@ def test_a_course_run_keeps_a_trace_zip_and_a_playable_video_in_the_blob_store(t
     assert not any((settings.data_dir / MEDIA_FOLDER).iterdir())  # the files moved into the store, none left
 
 
+def video_stream(video: bytes, tmp_path: Path) -> dict[str, str]:
+    """ffprobe's reading of the video's stream after decoding every frame, with the file's duration."""
+    path = tmp_path / "frames.webm"
+    path.write_bytes(video)
+    out = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-show_entries",
+                          "format=duration:stream=width,height,nb_read_frames", "-of", "json", str(path)],
+                         capture_output=True, check=True, timeout=60)
+    found = json.loads(out.stdout)
+    return {**found["streams"][0], "duration": found["format"]["duration"]}
+
+
+def test_the_video_is_made_from_the_trace_s_screencast_frames(traced, tmp_path) -> None:
+    """One video frame for each frame of the trace's screencast (the last listed twice, so it is shown), each shown
+    until the next came: the video lasts from the first frame to the last, plus the last frame's second."""
+    settings, public, _ = traced
+    with build_runtime(settings) as runtime:
+        [kept] = media_of(runtime, public)
+        assert kept.trace and kept.video
+        trace, video = runtime.blobs.get(kept.trace), runtime.blobs.get(kept.video)
+    with zipfile.ZipFile(io.BytesIO(trace)) as archive:
+        frames = [json.loads(line) for line in archive.read("trace.trace").splitlines()
+                  if b'"screencast-frame"' in line]
+        assert all(archive.getinfo(frame["file"]).file_size > 0 for frame in frames)
+    times = sorted(f["timestamp"] for f in frames if f["pageId"] == frames[0]["pageId"])
+    seen = [b for a, b in zip(times, times[1:], strict=False) if round((b - a) / 1000, 3) > 0]  # ms: WebM's unit
+    assert len(times) >= 2
+    stream = video_stream(video, tmp_path)
+    assert (stream["width"], stream["height"]) == (480, 300)
+    assert int(stream["nb_read_frames"]) == 1 + len(seen) + 1
+    span = (times[-1] - times[0]) / 1000 + 1.0
+    assert span <= float(stream["duration"]) <= span + 0.1
+
+
 def test_the_recording_page_offers_the_trace_and_the_video_with_their_sizes(traced) -> None:
     settings, public, _ = traced
     with build_runtime(settings) as runtime:
@@ -206,11 +239,19 @@ def test_the_setting_reads_on_and_off_and_refuses_anything_else() -> None:
 
 
 def test_without_a_video_encoder_a_run_keeps_its_trace_alone_and_its_result(lab, tmp_path) -> None:
-    blocked = tmp_path / "not-a-folder"
-    blocked.write_text("Playwright's registry cannot be made under a file")
-    settings = Settings(data_dir=tmp_path / "var", playwright_dir=blocked)
+    assert Settings.from_env({"PATH": str(tmp_path)}).video_encoder is None  # no ffmpeg there
+    settings = Settings(data_dir=tmp_path / "var", video_encoder=None)
     with build_runtime(settings) as runtime:
         run_id = run_on_lab(runtime, settings, lab)
         [kept] = media_of(runtime, run_id)
         assert kept.trace and kept.trace_bytes > 0 and (kept.video, kept.video_bytes) == (None, 0)
         assert runtime.record.get_run(run_id).status == "finished"
+
+
+def test_a_broken_encoder_loses_the_video_alone(lab, tmp_path) -> None:
+    settings = Settings(data_dir=tmp_path / "var", video_encoder="/bin/false")
+    with build_runtime(settings) as runtime:
+        run_id = run_on_lab(runtime, settings, lab)
+        [kept] = media_of(runtime, run_id)
+        assert kept.trace and (kept.video, kept.video_bytes) == (None, 0)
+    assert not any((settings.data_dir / MEDIA_FOLDER).iterdir())  # the frames unpacked for it are gone too
