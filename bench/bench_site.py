@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -110,7 +111,9 @@ def check_encodings(url: str) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--seconds", type=int, default=10, help="each measurement's length")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds of every route, interleaved; each figure is the median of its rounds")
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--wrk-threads", type=int, default=1, help="wrk threads (default 1: see with_wrk)")
     args = parser.parse_args()
@@ -128,10 +131,23 @@ def main() -> int:
         httpx.get(url + ROUTES[0], timeout=30).raise_for_status()
         check_encodings(url)
         print(f"week {week}, {len(MODELS)} models, {args.connections} connections, {args.seconds} s each, "
+              f"median of {args.rounds} interleaved rounds, "
               f"load by wrk; browser = Accept-Encoding: {BROWSER} (the goal is read on these), identity = none")
-        # Route by route, both ways in turn: a shared machine's load drifts less between the two than across a run
-        results = {(route, way): measure(url + route, args.seconds, args.connections, args.wrk_threads, encoding)
-                   for route in ROUTES for way, encoding in WAYS.items()}
+        # Every route warmed first (the server's first seconds under load are slower: sockets, allocator, caches),
+        # so the plain route, measured first, is not measured cold.
+        for route in ROUTES:
+            for encoding in WAYS.values():
+                measure(url + route, 2, args.connections, args.wrk_threads, encoding)
+        # Route by route, both ways in turn, then again for every round: a shared machine's load drifts, and a
+        # stall of a few seconds lands in one route's round rather than in one route's only figure.
+        rounds: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        for _ in range(args.rounds):
+            for route in ROUTES:
+                for way, encoding in WAYS.items():
+                    rounds.setdefault((route, way), []).append(
+                        measure(url + route, args.seconds, args.connections, args.wrk_threads, encoding))
+        results = {key: (statistics.median(r for r, _ in got), statistics.median(p for _, p in got))
+                   for key, got in rounds.items()}
     finally:
         server.terminate()
         server.wait(timeout=10)

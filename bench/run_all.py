@@ -46,7 +46,7 @@ BENCHES = [
           r"goal|rebuild|floor", ["--weeks", "2", "--rounds", "1"]),
     Bench("site", "bench_site.py",
           "/ranking and /matrix at >= 0.8 of the plain route's requests/s, p99 < 20 ms, asked as browsers ask",
-          r"req/s|load by", ["--seconds", "2", "--connections", "16"], needs="wrk"),
+          r"req/s|load by", ["--seconds", "2", "--rounds", "1", "--connections", "16"], needs="wrk"),
     Bench("agent-step", "bench_agent_step.py", "harness step p50 <= 1.2 x the floor",
           r"ratio|p50", ["--steps", "4", "--rounds", "1"]),
     Bench("peer", "bench_peer_browser_use.py", "our step p50 below browser-use's, and <= 1.5 x the floor",
