@@ -7,15 +7,11 @@ from __future__ import annotations
 
 import gzip
 import secrets
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx
 import pytest
-import uvicorn
 from desk_client import STAFF
 from site_data import make_week
 
@@ -23,6 +19,7 @@ from adapters.settings import Settings
 from adapters.sqldb import SqlDb
 from adapters.staff_accounts import StaffAccounts
 from adapters.wiring import build_runtime
+from tests.e2e.web.served import served as served_app
 from web.app import create_app
 
 BROWSER = "gzip, deflate, br"
@@ -47,21 +44,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     accounts = StaffAccounts(SqlDb(settings))
     accounts.db.migrate()
     accounts.add(*STAFF, role="staff")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        assert time.monotonic() < deadline, "the site did not start"
-        time.sleep(0.05)
-    try:
-        yield Served(f"http://127.0.0.1:{port}", week)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with served_app(create_app(settings)) as url:
+        yield Served(url, week)
 
 
 @dataclass
