@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from adapters.private_files import private_dir
+from adapters.private_files import write_once
 
 DIRECTORY_PATH = "/.well-known/http-message-signatures-directory"
 DIRECTORY_TYPE = "application/http-message-signatures-directory+json"
@@ -72,13 +71,9 @@ def load_or_create_key(seed: str | None, data_dir: Path) -> Ed25519PrivateKey:
     path = data_dir / KEY_FILE
     if path.exists():
         return Ed25519PrivateKey.from_private_bytes(_unb64url(path.read_text().strip()))
-    key = Ed25519PrivateKey.generate()
-    raw = key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
-    private_dir(data_dir)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(b64url(raw))
-    return key
+    raw = Ed25519PrivateKey.generate().private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
+    kept = write_once(path, b64url(raw).encode())  # another process may have made it first: theirs is used
+    return Ed25519PrivateKey.from_private_bytes(_unb64url(kept.decode().strip()))
 
 
 def public_jwk(key: Ed25519PrivateKey) -> dict[str, str]:

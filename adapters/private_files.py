@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 from pathlib import Path
 
 
@@ -27,3 +28,24 @@ def private_file(path: Path) -> Path:
     with contextlib.suppress(FileExistsError):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     return path
+
+
+def write_once(path: Path, data: bytes) -> bytes:
+    """Keep `data` in `path` (readable by its owner only) unless the file exists; return what the file holds.
+
+    Two processes starting on one data directory (two site processes, a site and a worker) may both find no
+    file: each writes its own to a temporary name and links it into place, which fails for the second. The name
+    appears with its whole content, so the second reads the first one's, never a file still being written."""
+    path = Path(path)
+    private_dir(path.parent)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")  # mode 0600
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            return path.read_bytes()
+        return data
+    finally:
+        os.unlink(temporary)

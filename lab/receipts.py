@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import secrets
+import tempfile
 import time
 from pathlib import Path
 
@@ -87,7 +88,16 @@ def load_or_create_seed(path: Path) -> bytes:
         return seed
     seed = secrets.token_bytes(SEED_BYTES)
     path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "w") as file:
-        file.write(b64url(seed) + "\n")
-    return seed
+    # Two lab processes starting at once: each writes its own under a temporary name (mode 0600) and links it
+    # into place; the second link fails, and that process reads the first one's whole file.
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
+    try:
+        with os.fdopen(descriptor, "w") as file:
+            file.write(b64url(seed) + "\n")
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            return load_or_create_seed(path)
+        return seed
+    finally:
+        os.unlink(temporary)

@@ -16,14 +16,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import os
 import secrets
 import time
 from pathlib import Path
 
 import msgspec
 
-from adapters.private_files import private_dir
+from adapters.private_files import write_once
 from adapters.settings import MIN_SECRET_BYTES
 from adapters.sqldb import SqlDb
 
@@ -59,15 +58,8 @@ def load_or_create_secret(configured: str | None, data_dir: Path) -> bytes:
     path = data_dir / SECRET_FILE
     if path.exists():
         return _long_enough(path.read_bytes().strip(), str(path))
-    private_dir(data_dir)
-    secret = secrets.token_urlsafe(48).encode()
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another process made it first: use theirs
-        return _long_enough(path.read_bytes().strip(), str(path))
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(secret)
-    return secret
+    # Another process may make it at the same moment: then theirs is the one kept, and used.
+    return _long_enough(write_once(path, secrets.token_urlsafe(48).encode()).strip(), str(path))
 
 
 def _long_enough(secret: bytes, where: str) -> bytes:
