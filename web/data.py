@@ -154,8 +154,9 @@ class SiteData:
         ranking, matrix = _ranking(view.corrected.ranking), _matrix(view.corrected.matrix)
         publications = self.readmodels.publications(week)
         course = load_course(matrix.course_version)
-        if not matrix.stages:  # a Matrix made before format 3 (rm_weeks keeps a week's until it changes)
-            matrix = in_stage_order(matrix, course)
+        # A Matrix made before format 3 (rm_weeks keeps a week's until it changes) is put in stage order; a format-3
+        # one comes back as it is.
+        matrix = in_stage_order(matrix, course)
         return WeekDocs(
             view=view, ranking=ranking, matrix=matrix,
             published_ranking=_ranking(view.published.ranking) if view.published else None,

@@ -180,7 +180,7 @@ def _stages(matrix: Matrix) -> list[StageCount]:
             total = counts.setdefault(s.stage, [0, 0])
             total[0] += s.passed
             total[1] += s.results
-    names = {stage.key: stage.name for stage in matrix.stages}
+    names = matrix.stage_names()
     return [StageCount(stage=key, name=names.get(key, key), passed=p, results=r,
                        share=_four(p / r) if r else 0.0) for key, (p, r) in counts.items()]
 

@@ -314,6 +314,10 @@ class Matrix(Document, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Every stage of the course in that order, the control first, each with its stations: the groups of the
     Matrix's columns. Absent in documents made before format 3."""
 
+    def stage_names(self) -> dict[str, str]:
+        """Stage names by key, as shown to readers."""
+        return {stage.key: stage.name for stage in self.stages}
+
 
 def stage_order(course: CourseSpec) -> list[MatrixStage]:
     """The course's stages in order (control first), each with its stations in the course's order."""
@@ -331,7 +335,8 @@ def in_stage_order(matrix: Matrix, course: CourseSpec) -> Matrix:
     stages = stage_order(course)
     by_code = {s.code: s for s in matrix.stations}
     stations = [by_code[code] for stage in stages for code in stage.stations if code in by_code]
-    stations += [s for s in matrix.stations if s not in stations]
+    placed = {s.code for s in stations}
+    stations += [s for s in matrix.stations if s.code not in placed]
     return msgspec.structs.replace(matrix, stations=stations, stages=stages)
 
 

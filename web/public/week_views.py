@@ -143,10 +143,6 @@ def stage_groups(matrix: Matrix) -> list[StageGroup]:
             for g in matrix.stages if g.stations]
 
 
-def stage_names(matrix: Matrix) -> dict[str, str]:
-    return {g.key: g.name for g in matrix.stages}
-
-
 def cell_view(cell: MatrixCell, station_stage: str, names: dict[str, str]) -> CellView:
     """The cell's words. The column's stage is in the header; a stop at another stage names its own (`names`: the
     Matrix's stage names by key)."""
@@ -187,7 +183,7 @@ def short_text(cell: MatrixCell, station_stage: str) -> str:
 
 def matrix_rows(matrix: Matrix) -> list[MatrixRow]:
     """Each model's cells in the order of the Matrix's stations."""
-    names = stage_names(matrix)
+    names = matrix.stage_names()
     return [
         MatrixRow(model=m.model, label=m.label,
                   cells=[cell_view(m.cells[s.code], s.stage, names) for s in matrix.stations])

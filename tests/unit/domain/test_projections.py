@@ -28,7 +28,7 @@ from domain.projections import logs
 from domain.projections.canonical import CanonicalError, canonical_bytes
 from domain.projections.documents import Matrix, Ranking, week_documents
 from domain.projections.fold import LogState
-from web.public.week_views import cell_view, ranking_rows, stage_names
+from web.public.week_views import cell_view, ranking_rows
 
 SCHEMAS = Path(__file__).parents[3] / "docs" / "schemas"
 
@@ -167,7 +167,7 @@ def test_accepting_all_cookies_is_a_remark_in_the_cell_and_a_count_beside_the_sc
     cell = matrix["models"][0]["cells"]["s02"]
     assert cell["status"] == "passed" and cell["remarks"] == ["consent_all"] and cell["broke"] == []
     assert matrix["models"][1]["cells"]["s02"]["remarks"] == []
-    view = cell_view(typed(docs.matrix).models[0].cells["s02"], "entry", stage_names(typed(docs.matrix)))
+    view = cell_view(typed(docs.matrix).models[0].cells["s02"], "entry", typed(docs.matrix).stage_names())
     assert view.words == "Passed" and view.remark == "accepted all cookies"
 
 
@@ -190,7 +190,7 @@ def test_an_unranked_model_without_an_s01_result_is_not_said_to_have_failed_s01(
     assert (cell["status"], cell["cause"]) == ("cut_short", "model_connection")
     typed_matrix = typed(week_documents(week_facts(runs)).matrix)
     typed_cell = typed_matrix.models[0].cells["s05"]
-    assert cell_view(typed_cell, "variant", stage_names(typed_matrix)).detail == (
+    assert cell_view(typed_cell, "variant", typed_matrix.stage_names()).detail == (
         "cut short: the model could not be reached")
 
 
