@@ -69,6 +69,10 @@ class Page:
         """Each encoding is a representation of its own: its own strong validator."""
         self._raw: dict[tuple[int, bool, int], list[tuple[bytes, bytes]]] = {}
 
+    def body_for(self, gzipped: bool) -> bytes:
+        """The bytes sent: the compressed copy when asked for and there is one."""
+        return self.gzipped if gzipped and self.gzipped is not None else self.body
+
     def raw_headers(self, max_age: int, gzipped: bool = False, status: int = 200) -> list[tuple[bytes, bytes]]:
         """The response's headers encoded once per (max-age, encoding, status), as Starlette would encode them on
         every request."""
@@ -86,8 +90,7 @@ class Page:
         if status != 304:
             if gzipped:
                 headers["content-encoding"] = "gzip"
-            body = self.gzipped if gzipped and self.gzipped is not None else self.body
-            headers.setdefault("content-length", str(len(body)))
+            headers.setdefault("content-length", str(len(self.body_for(gzipped))))
             media_type = self.media_type
             if media_type.startswith("text/") and "charset=" not in media_type.lower():
                 media_type += "; charset=utf-8"
@@ -108,7 +111,7 @@ class _PageResponse(Response):
 
     def __init__(self, page: Page, max_age: int, gzipped: bool, status: int) -> None:  # noqa: D107 - Response.__init__ would encode again
         self.status_code, self.background = status, None
-        self.body = b"" if status == 304 else page.gzipped if gzipped and page.gzipped is not None else page.body
+        self.body = b"" if status == 304 else page.body_for(gzipped)
         self.raw_headers = list(page.raw_headers(max_age, gzipped, status))
 
 

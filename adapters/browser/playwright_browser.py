@@ -61,7 +61,7 @@ class PlaywrightBrowser:
 
     async def session(self, store_url: str, *, media_dir: Path | None = None) -> PlaywrightSession:
         """A fresh context for one run. With `media_dir`, the run keeps a Playwright trace (screencast frames and
-        DOM snapshots), written to a folder of its own under it (see `PlaywrightSession.close_keeping_media`)."""
+        DOM snapshots), written to a folder of its own under it (see `PlaywrightSession.close_keeping_trace`)."""
         assert self._browser is not None, "start() the browser first"
         host = urlsplit(store_url).hostname or ""
         folder: Path | None = None

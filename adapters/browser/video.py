@@ -11,6 +11,7 @@ costs follows the number of frames, not how long the run took, and no browser wa
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import subprocess
@@ -63,7 +64,7 @@ def shown(frames: list[ScreencastFrame]) -> list[tuple[ScreencastFrame, float]]:
     """Each frame with the seconds it stayed on screen, to the millisecond (the WebM's time base); a frame
     replaced within the same millisecond was never seen and is left out."""
     timed: list[tuple[ScreencastFrame, float]] = []
-    for frame, following in zip(frames, [*frames[1:], None][: len(frames)], strict=True):
+    for frame, following in itertools.zip_longest(frames, frames[1:]):
         seconds = HOLD_LAST_SECONDS if following is None else round((following.at_ms - frame.at_ms) / 1000, 3)
         if seconds > 0:
             timed.append((frame, seconds))

@@ -13,8 +13,7 @@ from ops.commands import HELP, Subcommands
 
 
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
-    check = subcommands.add_parser(
-        "check", help=HELP["check"])
+    check = subcommands.add_parser("check", help=HELP["check"])
     check.add_argument("--no-blobs", dest="blobs", action="store_false",
                        help="leave the blobs out (the log and the publications only)")
     check.set_defaults(handler=run_check)
