@@ -2,8 +2,11 @@
 
     python bench/bench_agent_step.py [--steps 16] [--rounds 3]
 
-Floor: a raw CDP JPEG screenshot (the harness's parameters) plus one evaluate of the element list (the
-harness's script, evaluated as the harness does, through the CDP session, its result one JSON string).
+Floor: Chromium doing the same step, sent raw: a CDP JPEG screenshot (the harness's parameters), one evaluate of
+the element list (the harness's script, evaluated as the harness does, through the CDP session, its result one JSON
+string), the same scroll the agent asks for (Playwright's mouse wheel, as the harness carries it out) and the
+judge's probe (the harness's expression, through the CDP session). Until 1 December 2026 the floor was the
+observation alone, so the scroll and the probe, which Chromium does whoever drives it, counted as harness cost.
 Harness step: everything between two decisions of a scripted agent that answers at once (so model time is
 excluded): the action (a scroll, which loads nothing), the judge's probe, recording (blobs on disk, events in
 SQLite through the lead's recorder), signing, and the next observation. It is measured twice: with the run's
@@ -24,9 +27,10 @@ import time
 from pathlib import Path
 
 from adapters.botauth import BotAuthSigner, load_or_create_key
+from adapters.browser.actions import carry_out
 from adapters.browser.media import find_video_encoder, finish_media
 from adapters.browser.playwright_browser import PlaywrightBrowser
-from adapters.browser.session import SCREENSHOT, observe_expression
+from adapters.browser.session import PROBE_EXPRESSION, SCREENSHOT, observe_expression
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
 from domain.agent.actions import Scroll
@@ -62,11 +66,13 @@ async def floor(browser: PlaywrightBrowser, url: str, n: int) -> list[float]:
     page = session._page  # noqa: SLF001 - the floor is measured on the raw page, below the harness
     cdp = await page.context.new_cdp_session(page)
     times = []
-    for _ in range(n):
+    for number in range(1, n + 1):
         began = time.perf_counter()
         await cdp.send("Page.captureScreenshot", SCREENSHOT)
         await cdp.send("Runtime.evaluate", {"expression": observe_expression(), "returnByValue": True,
                                             "awaitPromise": True})
+        await carry_out(page, Scroll(direction="down" if number % 2 else "up"))  # the Stopwatch's scrolls
+        await cdp.send("Runtime.evaluate", {"expression": PROBE_EXPRESSION, "returnByValue": True})
         times.append((time.perf_counter() - began) * 1000)
     await session.close()
     return times
@@ -116,7 +122,7 @@ async def main(steps: int, rounds: int) -> None:
                     task = station_task(load_course(), "s01", url)
                     plain += await harness(browser, runtime, task, steps, None, finishing)
                     traced += await harness(browser, runtime, task, steps, work / "media", finishing)
-    print(summary("floor (CDP JPEG + evaluate)", floors))
+    print(summary("floor (same step, raw)", floors))
     print(summary("harness step, traces off", plain))
     print(summary("harness step, traces on", traced))
     print(f"after each traced run: close with its trace p50 {statistics.median(c for c, _ in finishing):.1f} ms, "

@@ -39,7 +39,7 @@ _PROBE = """() => {
   return [location.href, m ? m.getAttribute('content') : null, text('nordlys-order'), text('nordlys-cart'),
           text('nordlys-receipt')];
 }"""
-_PROBE_EXPRESSION = f"({_PROBE})()"
+PROBE_EXPRESSION = f"({_PROBE})()"
 RECEIPT_HEADER = "nordlys-receipt"
 _observation = msgspec.convert
 _decode = msgspec.json.decode
@@ -166,7 +166,7 @@ class PlaywrightSession:
 
     async def probe(self) -> PageProbe:
         try:
-            url, marker, order, cart, receipt = await self._harness_read(_PROBE_EXPRESSION)
+            url, marker, order, cart, receipt = await self._harness_read(PROBE_EXPRESSION)
         except (PlaywrightError, ScriptError):
             await self._page.wait_for_load_state("domcontentloaded", timeout=10000)
             url, marker, order, cart, receipt = await self._page.evaluate(_PROBE)
