@@ -1,6 +1,9 @@
 """The read models: a projection loop of our own that keeps the site's tables up to date with the log, and the
 tables themselves (`Tables`: what a page of events needs loaded, what it changed written, the touched weeks'
 documents made again), in one module because they are one concern: the log folded into week documents.
+What the pages and commands read from the tables besides a week's documents (the week list and publications,
+runs, corrections, organisations) is the base class, `ReadModelQueries` in adapters/readmodel_queries.py: one
+object for callers, another module because the path from a step to the Matrix does not cross it.
 
 The library's ProjectionRunner commits one transaction per event and needs subscribe(), which SQLite lacks;
 this loop reads the log in pages (`Record.read_log`, step payloads skimmed), folds each page with the pure
@@ -9,41 +12,32 @@ one transaction, and the weeks they touched are refreshed once at its end. A reb
 read models) folds the whole log in memory and writes every table once, in one transaction.
 An undecodable event stops it: everything before it is applied, and `UndecodableEventError` names its position.
 
-Methods for the site and workers (all synchronous; call them from a worker thread in async code):
+Methods of its own (all synchronous; call them from a worker thread in async code):
 - `migrate()` creates or updates the tables (idempotent; `catch_up` calls it too).
 - `catch_up(progress=None) -> int` applies new events; `rebuild(progress=None) -> int` starts from empty.
   `progress(position, head)` is called after each page.
 - `position() -> int`: the last log position applied (a cache key for rendered pages).
-- `weeks() -> list[WeekInfo]`: weeks with public results, newest first, with publication status.
-- `ranking_bytes(week, as_published=False)`, `matrix_bytes(week, as_published=False) -> bytes`: canonical JSON.
-  As published: the standing publication's bytes (recomputed by replay when not stored). Raises UnknownWeekError
-  or NotPublishedError.
-- `repeats_bytes(week) -> bytes`: the week's repeat-run document (docs/schemas/repeats.json), as corrected; it is
-  not part of a publication. Raises UnknownWeekError.
-- `week_documents(week) -> WeekDocuments` (as corrected), `publications(week) -> list[PublicationFact]`,
-  `week_facts(week) -> WeekFacts` (what the documents are computed from).
-- `corrections() -> bytes`, `runs_index(week=None, model=None, station=None) -> bytes`, `station_rates() -> bytes`,
-  `run(run_id) -> RunFact` (public runs and consented private tests; raises UnknownRunError).
-- `private_runs(org=None)`, `organisations()`: private tests and organisations, for members and staff only.
+- `week_documents(week) -> WeekDocuments`: as corrected, what the Matrix and ranking pages show; raises
+  UnknownWeekError.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 import msgspec
 
+from adapters.readmodel_queries import ReadModelQueries
 from adapters.settings import Settings
 from adapters.sqldb import SqlDb, Tx
-from domain.eventlog.record import Record, UndecodableEventError, UnknownRunError
+from domain.eventlog.record import Record, UndecodableEventError
 from domain.eventlog.schema import Envelope
-from domain.projections import logs
-from domain.projections.documents import Matrix, NoCourseError, WeekDocuments, week_documents
-from domain.projections.facts import CorrectionFact, OrganisationFact, PublicationFact, ReleaseFact, RunFact, WeekFacts
+from domain.projections.documents import NoCourseError, WeekDocuments, week_documents
+from domain.projections.facts import CorrectionFact, OrganisationFact, ReleaseFact, RunFact, WeekFacts
 from domain.projections.fold import ALL, SKIMMED, LogState
 from domain.projections.repeats import repeats_bytes as repeats_document_bytes
-from domain.week.publications import standing
-from domain.week.publishing import NotPublishedError, UnknownWeekError, documents_as_published
+from domain.week.publishing import UnknownWeekError
 from domain.week.weeks import WeekError
 
 Progress = Callable[[int, int], None]
@@ -56,21 +50,10 @@ _encode = msgspec.json.Encoder().encode
 _run = msgspec.json.Decoder(RunFact).decode
 _correction = msgspec.json.Decoder(CorrectionFact).decode
 _release = msgspec.json.Decoder(ReleaseFact).decode
-_publication = msgspec.json.Decoder(PublicationFact).decode
 _organisation = msgspec.json.Decoder(OrganisationFact).decode
-_matrix = msgspec.json.Decoder(Matrix).decode
 
 
-class WeekInfo(msgspec.Struct, frozen=True):
-    week: str
-    course_version: str | None
-    position: int
-    publications: int
-    provisional: bool = False
-    """Published only provisionally so far (the week was in progress); its final publication supersedes it."""
-
-
-class ReadModels:
+class ReadModels(ReadModelQueries):
     def __init__(
         self, settings: Settings, record: Record, page_size: int = 5000, pages_per_transaction: int = 20
     ) -> None:
@@ -82,6 +65,12 @@ class ReadModels:
         applied = self.db.migrate()
         self._migrated = True
         return applied
+
+    @contextmanager
+    def tables(self) -> Iterator[Tables]:
+        """The read models' tables inside one transaction."""
+        with self.db.transaction() as tx:
+            yield Tables(tx)
 
     # --- the projection loop ----------------------------------------------------------------------------
 
@@ -125,8 +114,7 @@ class ReadModels:
         """Fold the whole log in memory and write every table once (COPY on PostgreSQL), each week's documents
         computed once. None when `only_if_empty` and another projector got there first."""
         head, error = self.record.head_position(), None
-        with self.db.transaction() as tx:
-            tables = Tables(tx)
+        with self.tables() as tables:
             if tables.lock_tracking() != 0 and only_if_empty:
                 return None
             tables.clear()
@@ -150,8 +138,7 @@ class ReadModels:
         meanwhile."""
         touched: set[str] = set()
         error, done = None, False
-        with self.db.transaction() as tx:
-            tables = Tables(tx)
+        with self.tables() as tables:
             if tables.lock_tracking() != after:
                 return None
             for _ in range(self.pages_per_transaction):
@@ -173,29 +160,13 @@ class ReadModels:
             raise error
         return after, done
 
-    # --- reads --------------------------------------------------------------------------------------------
+    # --- reading back (the pages' other reads: ReadModelQueries) ---------------------------------------
 
     def position(self) -> int:
         if not self._migrated:
             self.migrate()
-        with self.db.transaction() as tx:
-            return Tables(tx).tracking()[0]
-
-    def weeks(self) -> list[WeekInfo]:
-        with self.db.transaction() as tx:
-            rows = tx.fetchall(
-                "SELECT w.week, w.course_version, w.position, "
-                "(SELECT COUNT(*) FROM rm_publications p WHERE p.week = w.week) FROM rm_weeks w "
-                "WHERE w.ranking IS NOT NULL ORDER BY w.week DESC"
-            )
-            final = {str(r[0]) for r in tx.fetchall("SELECT week, fact FROM rm_publications")
-                     if not msgspec.json.decode(r[1], type=PublicationFact).provisional}
-        return [WeekInfo(str(r[0]), r[1], int(r[2]), int(r[3]), provisional=bool(r[3]) and str(r[0]) not in final)
-                for r in rows]
-
-    def running_runs(self, week: str) -> int:
-        with self.db.transaction() as tx:
-            return sum(1 for r in Tables(tx).public_runs(week=week) if r.status == "running")
+        with self.tables() as tables:
+            return tables.tracking()[0]
 
     def week_documents(self, week: str) -> WeekDocuments:
         with self.db.transaction() as tx:
@@ -209,98 +180,10 @@ class ReadModels:
             matrix=row[3].encode(),
         )
 
-    def publications(self, week: str) -> list[PublicationFact]:
-        with self.db.transaction() as tx:
-            return Tables(tx).publications(week)
-
-    def week_facts(self, week: str) -> WeekFacts:
-        """What the week's documents are computed from (the staff preview folds a correction into a copy)."""
-        with self.db.transaction() as tx:
-            return Tables(tx).week_facts(week)
-
-    def published_documents(self, week: str, index: int | None = None) -> WeekDocuments:
-        """A publication's documents (the standing one by default: the first final publication, else the newest
-        provisional one), replayed from the log when not stored."""
-        pubs = self.publications(week)
-        if not pubs:
-            self.week_documents(week)  # an unknown week says so rather than "not published"
-            raise NotPublishedError(week)
-        pub = pubs[standing(pubs) if index is None else index]
-        with self.db.transaction() as tx:
-            row = tx.fetchone(
-                "SELECT ranking, matrix FROM rm_published_documents WHERE week = ? AND position = ?",
-                (week, pub.position),
-            )
-        if row is not None:
-            return WeekDocuments(
-                week=week, course_version=pub.course_version, position=pub.position, ranking=row[0].encode(),
-                matrix=row[1].encode(),
-            )
-        docs = documents_as_published(self.record.read_log, pub)
-        self.store_published(docs)
-        return docs
-
-    def store_published(self, documents: WeekDocuments) -> None:
-        with self.db.transaction() as tx:
-            tx.execute(
-                "INSERT INTO rm_published_documents (week, position, ranking, matrix) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (week, position) DO NOTHING",
-                (documents.week, documents.position, documents.ranking.decode(), documents.matrix.decode()),
-            )
-
-    def ranking_bytes(self, week: str, as_published: bool = False) -> bytes:
-        return (self.published_documents(week) if as_published else self.week_documents(week)).ranking
-
-    def matrix_bytes(self, week: str, as_published: bool = False) -> bytes:
-        return (self.published_documents(week) if as_published else self.week_documents(week)).matrix
-
-    def repeats_bytes(self, week: str) -> bytes:
-        """The week's repeat-run document (canonical JSON, as corrected); raises UnknownWeekError."""
-        with self.db.transaction() as tx:
-            row = tx.fetchone("SELECT ranking, repeats FROM rm_weeks WHERE week = ?", (week,))
-            if row is None or row[0] is None:
-                raise UnknownWeekError(week)
-            if row[1] is not None:
-                return str(row[1]).encode()
-            return repeats_document_bytes(Tables(tx).week_facts(week))  # weeks refreshed before 0011
-
-    def corrections(self) -> bytes:
-        with self.db.transaction() as tx:
-            tables = Tables(tx)
-            corrections = tables.corrections()
-            runs = tables.runs_by_id([c.run_id for c in corrections if c.run_id])
-        return logs.corrections_log(corrections, runs)
-
-    def runs_index(self, week: str | None = None, model: str | None = None, station: str | None = None) -> bytes:
-        with self.db.transaction() as tx:
-            return logs.runs_index(Tables(tx).shown_runs(week=week, model=model, station=station))
-
-    def run(self, run_id: str) -> RunFact:
-        with self.db.transaction() as tx:
-            found = Tables(tx).runs_by_id([str(run_id)])
-        run = found.get(str(run_id))
-        if run is None or not logs.shown(run):
-            raise UnknownRunError(run_id)
-        return run
-
-    def private_runs(self, org: str | None = None) -> list[RunFact]:
-        """Private tests, consented or not (every organisation's when `org` is None): for members and staff."""
-        with self.db.transaction() as tx:
-            return Tables(tx).private_runs(org)
-
-    def organisations(self) -> list[OrganisationFact]:
-        with self.db.transaction() as tx:
-            return Tables(tx).organisations()
-
-    def station_rates(self) -> bytes:
-        with self.db.transaction() as tx:
-            rows = tx.fetchall("SELECT matrix FROM rm_weeks WHERE matrix IS NOT NULL")
-        return logs.station_rates(_matrix(r[0]) for r in rows)
 
 # --- the tables inside one transaction ------------------------------------------------------------------------
 # Load the facts a page of events needs, write what it changed, and refresh the documents of the weeks it touched.
 # Facts are stored as msgspec JSON in a `fact` column next to the columns they are looked up by.
-
 
 
 def _visibility(run: RunFact) -> int:
@@ -499,7 +382,7 @@ class Tables:
         row = self.tx.fetchone("SELECT position FROM rm_weeks WHERE week = ?", (week,))
         return WeekFacts(
             week=week,
-            runs=self.public_runs(week=week),
+            runs=self.public_runs(week),
             corrections=[_correction(r[0]) for r in self.tx.fetchall(
                 "SELECT fact FROM rm_corrections WHERE week = ? ORDER BY position", (week,))],
             releases=[_release(r[0]) for r in self.tx.fetchall("SELECT fact FROM rm_releases ORDER BY version")],
@@ -507,39 +390,7 @@ class Tables:
             position=max(int(row[0]) if row else 0, self.tracking()[1]),
         )
 
-    # --- queries ------------------------------------------------------------------------------------------
-
-    def public_runs(self, week: str | None = None, model: str | None = None, station: str | None = None
-                    ) -> list[RunFact]:
-        """The runs that count (never a private test, consented or not)."""
-        return self._runs("public = 1", week, model, station)
-
-    def shown_runs(self, week: str | None = None, model: str | None = None, station: str | None = None
-                   ) -> list[RunFact]:
-        """Public runs and consented private tests: what the run index lists (never what counts)."""
-        return self._runs("public IN (1, 2)", week, model, station)
-
-    def private_runs(self, org: str | None = None) -> list[RunFact]:
-        """Every private test (shown with consent or not), of one organisation when `org` is given."""
-        return [r for r in self._runs("public IN (0, 2)", None, None, None) if org is None or r.org == org]
-
-    def _runs(self, visible: str, week: str | None, model: str | None, station: str | None) -> list[RunFact]:
-        where, params = [visible], []
-        for column, value in (("week", week), ("model", model), ("station", station)):
-            if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
-        sql = f"SELECT fact FROM rm_runs WHERE {' AND '.join(where)} ORDER BY run_id"  # noqa: S608
-        return [_run(r[0]) for r in self.tx.fetchall(sql, params)]
-
-    def organisations(self) -> list[OrganisationFact]:
-        return [_organisation(r[0]) for r in self.tx.fetchall("SELECT fact FROM rm_organisations ORDER BY slug")]
-
-    def corrections(self) -> list[CorrectionFact]:
-        return [_correction(r[0]) for r in self.tx.fetchall("SELECT fact FROM rm_corrections ORDER BY position")]
-
-    def publications(self, week: str) -> list[PublicationFact]:
-        rows = self.tx.fetchall(
-            "SELECT fact FROM rm_publications WHERE week = ? ORDER BY event_position", (week,)
-        )
-        return [_publication(r[0]) for r in rows]
+    def public_runs(self, week: str) -> list[RunFact]:
+        """The week's runs that count (never a private test, consented or not)."""
+        rows = self.tx.fetchall("SELECT fact FROM rm_runs WHERE week = ? AND public = 1 ORDER BY run_id", (week,))
+        return [_run(r[0]) for r in rows]

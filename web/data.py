@@ -11,7 +11,8 @@ import threading
 
 import msgspec
 
-from adapters.readmodels import ReadModels, WeekInfo
+from adapters.readmodel_queries import WeekInfo
+from adapters.readmodels import ReadModels
 from domain.courses.course import CourseSpec, load_course
 from domain.projections.documents import Matrix, Ranking, WeekDocuments, in_stage_order
 from domain.projections.facts import PublicationFact
