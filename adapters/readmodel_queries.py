@@ -190,10 +190,19 @@ class ReadModelQueries:
         return logs.station_rates(_matrix(r[0]) for r in rows)
 
 
+def visibility(run: RunFact) -> int:
+    """rm_runs.public, written by the read models and read by `_runs` below: 1 a public run (counts), 0 a
+    private test, 2 a private test shown with consent (never counts: the ranking, the Matrix and the repeats
+    read public = 1 only)."""
+    if run.org is None:
+        return 1
+    return 2 if run.consented_at is not None else 0
+
+
 def _runs(tx: Tx, visible: str, week: str | None = None, model: str | None = None, station: str | None = None
           ) -> list[RunFact]:
     """Runs by `visible`, a condition on rm_runs.public (1 a public run, 0 a private test, 2 one shown with
-    consent: readmodels._visibility), and by week, model and station when given."""
+    consent: `visibility`), and by week, model and station when given."""
     where, params = [visible], []
     for column, value in (("week", week), ("model", model), ("station", station)):
         if value is not None:

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 
 import msgspec
 
-from adapters.readmodel_queries import ReadModelQueries
+from adapters.readmodel_queries import ReadModelQueries, visibility
 from adapters.settings import Settings
 from adapters.sqldb import SqlDb, Tx
 from domain.eventlog.record import Record, UndecodableEventError
@@ -186,14 +186,6 @@ class ReadModels(ReadModelQueries):
 # Facts are stored as msgspec JSON in a `fact` column next to the columns they are looked up by.
 
 
-def _visibility(run: RunFact) -> int:
-    """rm_runs.public: 1 a public run (counts), 0 a private test, 2 a private test shown with consent (never
-    counts: the ranking, the Matrix and the repeats read public = 1 only)."""
-    if run.org is None:
-        return 1
-    return 2 if run.consented_at is not None else 0
-
-
 def _documents_row(facts: WeekFacts) -> tuple[str | None, str | None, str | None, str | None]:
     """(course_version, ranking, matrix, repeats) of a week; all None when no course is released or the week
     is malformed."""
@@ -290,7 +282,7 @@ class Tables:
         tx.executemany(
             "INSERT INTO rm_runs (run_id, week, model, station, public, fact) VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (run_id) DO UPDATE SET fact = excluded.fact, public = excluded.public, week = excluded.week",
-            [(r.run_id, r.week, r.model, r.station, _visibility(r), _encode(r).decode())
+            [(r.run_id, r.week, r.model, r.station, visibility(r), _encode(r).decode())
              for r in (state.runs[i] for i in sorted(state.dirty_runs))],
         )
         tx.executemany(
@@ -340,7 +332,7 @@ class Tables:
         computed once: what a rebuild does instead of a page at a time."""
         tx = self.tx
         tx.copy("rm_runs", ("run_id", "week", "model", "station", "public", "fact"), (
-            (r.run_id, r.week, r.model, r.station, _visibility(r), _encode(r).decode())
+            (r.run_id, r.week, r.model, r.station, visibility(r), _encode(r).decode())
             for r in sorted(state.runs.values(), key=lambda r: r.run_id)
         ))
         tx.copy("rm_organisations", ("organisation_id", "slug", "fact"), (
