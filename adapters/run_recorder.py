@@ -113,8 +113,7 @@ class RecordRunRecorder:
 
     async def _save(self, events: Sequence[Any]) -> None:
         if self.committer is not None:
-            with anyio.CancelScope(shield=True):  # a step taken into a transaction is waited for, as a thread is
-                await self.committer.save(events)
+            await self.committer.save(events)  # a step taken into a transaction is waited for, as a thread is
         else:
             await anyio.to_thread.run_sync(lambda: self.record.save(*events))
 
@@ -174,7 +173,7 @@ class RecordRunRecorder:
 MAX_BATCH = 256
 """Saves a transaction at most: bounds one transaction's size when thousands of runs wait at once."""
 
-_Settled = list[tuple[asyncio.Future[Any], Any, BaseException | None]]
+_Settled = list[tuple["_Asked", Any, BaseException | None]]
 _Wakes = dict[asyncio.AbstractEventLoop, _Settled]
 
 
@@ -210,7 +209,7 @@ class _Asked:
         settled = wakes.get(self.loop)
         if settled is None:
             settled = wakes[self.loop] = []
-        settled.append((self.waiter, result, error))
+        settled.append((self, result, error))
 
 
 class _Save(_Asked):
@@ -266,7 +265,8 @@ def _outcome(load: Callable[..., Run], *args: Any) -> Run | Exception:
 
 
 def _wake(settled: _Settled) -> None:
-    for waiter, result, error in settled:
+    for asked, result, error in settled:
+        waiter = asked.waiter  # read in the loop's thread: a cancelled save's caller may have given it a new one
         if waiter.done():
             continue
         if error is None:
@@ -293,12 +293,23 @@ class GroupCommitter:
         self.saves = 0
 
     async def save(self, events: Sequence[Any]) -> None:
-        """Store the events and return once they are durable. Not cancellable midway: a save already taken
-        into a transaction completes, and the caller learns its outcome."""
+        """Store the events and return once they are durable. Not cancellable midway: the save is queued and
+        will be stored, so a caller cancelled meanwhile waits for it, shielded, and learns its outcome (the
+        save's error, else the cancellation). Shielding only then spares the shield's cancel scope on every
+        save (about 4 us of the event loop's time a step)."""
         loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[None] = loop.create_future()
-        self._outbox(loop).append(_Save(events, loop, waiter))
-        await waiter  # cancelling the caller cancels only its wait: the save is queued, and is stored
+        save = _Save(events, loop, loop.create_future())
+        self._outbox(loop).append(save)
+        try:
+            await save.waiter
+        except asyncio.CancelledError:
+            if save.waiter.cancelled():  # cancelled with its caller: the outcome comes on a new one
+                save.waiter = loop.create_future()
+            if not save.waiter.done():
+                with anyio.CancelScope(shield=True):
+                    await save.waiter
+            save.waiter.result()  # the save's error, if it failed
+            raise
 
     async def load(self, run_id: UUID) -> Run:
         """The run as `record.get_run` gives it, loaded with the other runs this event loop asks for in the same
