@@ -23,8 +23,7 @@ Under many runs the process's CPU is the limit (issue 17: 64 runs in flight), so
   checking each one against the library's runtime protocols; on our PostgreSQL recorder the stored rows are built
   as the recorder's columns by the record's own mapper (the same bytes as `to_stored_event`);
 - a run is loaded (a recorder's first call, or after a failed save) through the same outbox and thread: the loads
-  an event loop asks for in one pass cost one thread hop, not one each (a hop alone is about 100 us of CPU on
-  the shared machine), and on our PostgreSQL recorder one select, then the projection `Repository.get` makes.
+  of one pass cost one thread hop (about 100 us of CPU each), and on our PostgreSQL recorder one select.
 """
 
 from __future__ import annotations
@@ -39,15 +38,13 @@ from typing import Any, TypeVar
 from uuid import UUID
 
 import anyio.to_thread
-from eventsourcing.application import Application, Repository, project_aggregate
-from eventsourcing.persistence import IntegrityError, StoredEvent
+from eventsourcing.persistence import IntegrityError
 
-from adapters.pg_recorder import OneTripRecorder
+from adapters.eventstore import column_store, runs_loader, saves_only_put
 from domain.agent.ports import StepRecord
 from domain.agent.runs import Run
 from domain.agent.verdicts import CutShortCause, Verdict
-from domain.eventlog.record import Record, UnknownRunError
-from domain.eventlog.schema import MsgspecMapper
+from domain.eventlog.record import Record
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -177,25 +174,6 @@ _Settled = list[tuple["_Asked", Any, BaseException | None]]
 _Wakes = dict[asyncio.AbstractEventLoop, _Settled]
 
 
-def _saves_only_put(record: Record) -> bool:
-    """Whether the record's save does nothing beyond putting the events in its event store."""
-    plain = all(getattr(type(record), name) is getattr(Application, name)
-                for name in ("save", "_record", "_notify", "notify", "_take_snapshots"))
-    return plain and record.repository.cache is None and record.snapshots is None
-
-
-def _column_store(record: Record) -> Callable[[Sequence[Any]], object] | None:
-    """Stores events as `record.events.put` does, from the columns the record's mapper makes: when the recorder
-    is ours and the mapper is the schema's (which neither compresses nor encrypts), else None."""
-    recorder, mapper = record.recorder, record.mapper
-    if type(mapper) is not MsgspecMapper or not isinstance(recorder, OneTripRecorder):
-        return None
-    if record.events.recorder is not recorder or record.events.mapper is not mapper:
-        return None
-    columns, insert = mapper.to_columns, recorder.insert_columns
-    return lambda events: insert(*columns(events))
-
-
 class _Asked:
     """What a caller in an event loop waits for: settled in that loop, with the others of its batch, at one
     wake-up of the loop."""
@@ -232,38 +210,6 @@ class _Load(_Asked):
         self.run_id = run_id
 
 
-def _runs_loader(record: Record) -> Callable[[Sequence[UUID]], list[Run | Exception]]:
-    """Loads runs as `record.get_run` does, each run's outcome (the run or why not) in the order asked; in one
-    select when the recorder is ours and a load is only the projection of the run's events (no cache, no
-    snapshots: what `Repository.get` then does)."""
-    recorder, events = record.recorder, record.events
-    plain = type(record.repository) is Repository and type(record).get_run is Record.get_run
-    if not (plain and record.repository.cache is None and record.snapshots is None
-            and isinstance(recorder, OneTripRecorder) and events.recorder is recorder):
-        def one_by_one(run_ids: Sequence[UUID]) -> list[Run | Exception]:
-            return [_outcome(record.get_run, run_id) for run_id in run_ids]
-        return one_by_one
-    decode = events.mapper.to_domain_event
-
-    def project(run_id: UUID, stored: Sequence[StoredEvent]) -> Run:
-        run: Run | None = project_aggregate(None, map(decode, stored))
-        if run is None:
-            raise UnknownRunError(run_id)
-        return run
-
-    def in_one_select(run_ids: Sequence[UUID]) -> list[Run | Exception]:
-        found = recorder.select_events_of(run_ids)
-        return [_outcome(project, run_id, found.get(run_id, ())) for run_id in run_ids]
-    return in_one_select
-
-
-def _outcome(load: Callable[..., Run], *args: Any) -> Run | Exception:
-    try:
-        return load(*args)
-    except Exception as error:  # noqa: BLE001 - this run's failure, delivered to its caller
-        return error
-
-
 def _wake(settled: _Settled) -> None:
     for asked, result, error in settled:
         waiter = asked.waiter  # read in the loop's thread: a cancelled save's caller may have given it a new one
@@ -278,9 +224,9 @@ def _wake(settled: _Settled) -> None:
 class GroupCommitter:
     def __init__(self, record: Record, max_batch: int = MAX_BATCH) -> None:
         self.record = record
-        self._plain = _saves_only_put(record)
-        self._put_columns = _column_store(record) if self._plain else None
-        self._load_runs = _runs_loader(record)
+        self._plain = saves_only_put(record)
+        self._put_columns = column_store(record) if self._plain else None
+        self._load_runs = runs_loader(record)
         self.max_batch = max_batch
         self._queue: queue.SimpleQueue[list[_Asked] | None] = queue.SimpleQueue()
         self._outboxes: dict[asyncio.AbstractEventLoop, list[_Asked]] = {}
