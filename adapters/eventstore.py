@@ -1,22 +1,31 @@
-"""Builds the record (the eventsourcing application) on SQLite or PostgreSQL from the settings."""
+"""Builds the record (the eventsourcing application) on SQLite or PostgreSQL from the settings, and the fast paths
+the group committer takes on it when the record does nothing more than the library would (columns stored as they
+are made, the runs asked for at once loaded in one select)."""
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
+from uuid import UUID
 
 import psycopg.errors
-from eventsourcing.persistence import IntegrityError, PersistenceError
+from eventsourcing.application import Application, Repository, project_aggregate
+from eventsourcing.persistence import IntegrityError, PersistenceError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
 from psycopg import sql
 from psycopg.rows import tuple_row
 
 from adapters.pg_recorder import TOPIC as ONE_TRIP_FACTORY
+from adapters.pg_recorder import OneTripRecorder
 from adapters.private_files import private_file
 from adapters.settings import Settings
-from domain.eventlog.record import Clock, Notification, Record, utc_now
+from domain.agent.runs import Run
+from domain.eventlog.record import Clock, Notification, Record, UnknownRunError, utc_now
+from domain.eventlog.schema import MsgspecMapper
 
 log = logging.getLogger(__name__)
 
@@ -120,3 +129,54 @@ def open_record(settings: Settings, clock: Clock = utc_now, attempts: int = 5) -
             record.ensure_course_released("2.1")  # another process released it first: now it is found
         return record
     raise AssertionError("unreachable")
+
+
+def saves_only_put(record: Record) -> bool:
+    """Whether the record's save does nothing beyond putting the events in its event store."""
+    plain = all(getattr(type(record), name) is getattr(Application, name)
+                for name in ("save", "_record", "_notify", "notify", "_take_snapshots"))
+    return plain and record.repository.cache is None and record.snapshots is None
+
+
+def column_store(record: Record) -> Callable[[Sequence[Any]], object] | None:
+    """Stores events as `record.events.put` does, from the columns the record's mapper makes: when the recorder
+    is ours and the mapper is the schema's (which neither compresses nor encrypts), else None."""
+    recorder, mapper = record.recorder, record.mapper
+    if type(mapper) is not MsgspecMapper or not isinstance(recorder, OneTripRecorder):
+        return None
+    if record.events.recorder is not recorder or record.events.mapper is not mapper:
+        return None
+    columns, insert = mapper.to_columns, recorder.insert_columns
+    return lambda events: insert(*columns(events))
+
+
+def runs_loader(record: Record) -> Callable[[Sequence[UUID]], list[Run | Exception]]:
+    """Loads runs as `record.get_run` does, each run's outcome (the run or why not) in the order asked (the group
+    committer loads the runs its callers ask for at once). In one select when the recorder is ours and a load is
+    only the projection of the run's events (no cache, no snapshots: what `Repository.get` then does)."""
+    recorder, events = record.recorder, record.events
+    plain = type(record.repository) is Repository and type(record).get_run is Record.get_run
+    if not (plain and record.repository.cache is None and record.snapshots is None
+            and isinstance(recorder, OneTripRecorder) and events.recorder is recorder):
+        def one_by_one(run_ids: Sequence[UUID]) -> list[Run | Exception]:
+            return [_outcome(record.get_run, run_id) for run_id in run_ids]
+        return one_by_one
+    decode = events.mapper.to_domain_event
+
+    def project(run_id: UUID, stored: Sequence[StoredEvent]) -> Run:
+        run: Run | None = project_aggregate(None, map(decode, stored))
+        if run is None:
+            raise UnknownRunError(run_id)
+        return run
+
+    def in_one_select(run_ids: Sequence[UUID]) -> list[Run | Exception]:
+        found = recorder.select_events_of(run_ids)
+        return [_outcome(project, run_id, found.get(run_id, ())) for run_id in run_ids]
+    return in_one_select
+
+
+def _outcome(load: Callable[..., Run], *args: Any) -> Run | Exception:
+    try:
+        return load(*args)
+    except Exception as error:  # noqa: BLE001 - this run's failure, delivered to its caller
+        return error
