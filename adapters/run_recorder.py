@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 from uuid import UUID
 
 import anyio.to_thread
-from eventsourcing.persistence import IntegrityError
+from eventsourcing.persistence import IntegrityError, InterfaceError, OperationalError
 
 from adapters.eventstore import column_store, runs_loader, saves_only_put
 from domain.agent.ports import StepRecord
@@ -53,8 +53,6 @@ RETRY_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
 
 
 def _is_transient(error: Exception) -> bool:
-    from eventsourcing.persistence import IntegrityError, InterfaceError, OperationalError
-
     if isinstance(error, IntegrityError):
         return False
     return isinstance(error, (OperationalError, InterfaceError, ConnectionError))
@@ -178,10 +176,11 @@ class _Asked:
     """What a caller in an event loop waits for: settled in that loop, with the others of its batch, at one
     wake-up of the loop."""
 
-    __slots__ = ("loop", "waiter")
+    __slots__ = ("loop", "outcome", "waiter")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[Any]) -> None:
         self.loop, self.waiter = loop, waiter
+        self.outcome: tuple[Any, BaseException | None] | None = None  # (result, error), once settled in the loop
 
     def settle(self, error: BaseException | None, wakes: _Wakes, result: object = None) -> None:
         settled = wakes.get(self.loop)
@@ -212,6 +211,7 @@ class _Load(_Asked):
 
 def _wake(settled: _Settled) -> None:
     for asked, result, error in settled:
+        asked.outcome = result, error  # a cancelled save's caller reads it, whether it asked before or after
         waiter = asked.waiter  # read in the loop's thread: a cancelled save's caller may have given it a new one
         if waiter.done():
             continue
@@ -249,12 +249,12 @@ class GroupCommitter:
         try:
             await save.waiter
         except asyncio.CancelledError:
-            if save.waiter.cancelled():  # cancelled with its caller: the outcome comes on a new one
+            if save.outcome is None:  # not settled yet: the outcome comes on a new waiter (this one was cancelled)
                 save.waiter = loop.create_future()
-            if not save.waiter.done():
                 with anyio.CancelScope(shield=True):
                     await save.waiter
-            save.waiter.result()  # the save's error, if it failed
+            if save.outcome is not None and save.outcome[1] is not None:
+                raise save.outcome[1] from None  # the save's error
             raise
 
     async def load(self, run_id: UUID) -> Run:

@@ -3,6 +3,8 @@ only once the step is stored, and the recorder learns the save's outcome before 
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -13,7 +15,7 @@ from eventsourcing.persistence import IntegrityError
 from test_group_commit import started_runs, stored_steps
 from test_one_trip_recorder import wait_until, waiting_on_a_lock
 
-from adapters.run_recorder import RecordRunRecorder
+from adapters.run_recorder import GroupCommitter, RecordRunRecorder
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
 from domain.agent.actions import Click
@@ -89,3 +91,47 @@ def test_a_caller_cancelled_while_its_step_is_refused_learns_the_refusal(postgre
         assert seen == ["cancelled, still waiting", "refused", "left the cancelled scope"]
         assert recorder._run is None  # the refusal reached the recorder: it reads the run again next time
         assert [n for _, n in stored_steps(runtime)[str(run_id)]] == [1]
+
+
+async def settled_before_the_cancellation(recorder: RecordRunRecorder, committer: GroupCommitter, url: str,
+                                          holder: psycopg.Connection[object], number: int) -> list[str]:
+    """Record step `number`; once its save waits on the lock, hold the event loop while the save goes through
+    and its outcome is queued for the loop, then cancel the caller: the outcome is handled before the caller's
+    wake-up, by which time its waiter is cancelled."""
+    seen: list[str] = []
+
+    async def record_step() -> None:
+        with anyio.CancelScope() as scope:
+            scopes.append(scope)
+            await recorder.step_recorded(step(number))
+        seen.append("left the cancelled scope")
+
+    scopes: list[anyio.CancelScope] = []
+    async with anyio.create_task_group() as group:
+        group.start_soon(record_step)
+        assert await anyio.to_thread.run_sync(wait_until, lambda: waiting_on_a_lock(url))
+        stored = committer.transactions
+        holder.commit()  # the save goes through while this loop is held (no await until the cancel)
+        assert wait_until(lambda: committer.transactions > stored)
+        time.sleep(0.2)  # the committer settles right after it counts: its wake-up is queued by now
+        scopes[0].cancel()
+    return seen
+
+
+def test_a_caller_cancelled_after_its_step_was_stored_but_before_it_heard_goes_on_at_once(
+        postgres_url: str) -> None:
+    with build_runtime(Settings(database_url=postgres_url)) as runtime:
+        (run_id,) = started_runs(runtime, 1)
+        recorder = runtime.recorder(run_id)
+        anyio.run(recorder.step_recorded, step(1))
+        seen: list[list[str]] = []
+        with table_held(postgres_url) as holder:
+            # In a thread of its own: a caller left waiting for an outcome that already came would never return.
+            runner = threading.Thread(target=lambda: seen.append(anyio.run(
+                settled_before_the_cancellation, recorder, runtime.committer, postgres_url, holder, 2)), daemon=True)
+            runner.start()
+            runner.join(30)
+
+        assert seen == [["left the cancelled scope"]]
+        assert [n for _, n in stored_steps(runtime)[str(run_id)]] == [1, 2]
+        assert recorder._run is not None and recorder._run.steps_recorded == 2
