@@ -34,8 +34,11 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 import anyio
@@ -136,12 +139,16 @@ async def reload_floor(runs: list[RunState], lab: Lab, concurrency: int) -> floa
             finally:
                 await session.close()
 
+    return await timed(browser, [partial(one, r.station, max(r.steps, 1)) for r in runs if r.kind == "browser"])
+
+
+async def timed(browser: PlaywrightBrowser, jobs: list[Callable[[], Coroutine[Any, Any, None]]]) -> float:
+    """Seconds until every job has ended, all started at once (each waits for its slot), the browser closed."""
     began = time.perf_counter()
     try:
         async with anyio.create_task_group() as group:
-            for run in runs:
-                if run.kind == "browser":
-                    group.start_soon(one, run.station, max(run.steps, 1))
+            for job in jobs:
+                group.start_soon(job)
     finally:
         await browser.stop()
     return time.perf_counter() - began
@@ -176,14 +183,8 @@ async def replay_floor(plans: list[ReplayPlan], lab: Lab, concurrency: int,
             finally:
                 await session.close()
 
-    began = time.perf_counter()
-    try:
-        async with anyio.create_task_group() as group:
-            for plan in plans:
-                group.start_soon(one, plan)
-    finally:
-        await browser.stop()
-    return time.perf_counter() - began, replayed
+    seconds = await timed(browser, [partial(one, plan) for plan in plans])
+    return seconds, replayed
 
 
 def main() -> None:

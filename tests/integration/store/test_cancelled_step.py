@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from uuid import UUID
 
 import anyio
 import anyio.to_thread
@@ -17,7 +18,7 @@ from test_one_trip_recorder import wait_until, waiting_on_a_lock
 
 from adapters.run_recorder import GroupCommitter, RecordRunRecorder
 from adapters.settings import Settings
-from adapters.wiring import build_runtime
+from adapters.wiring import Runtime, build_runtime
 from domain.agent.actions import Click
 from domain.agent.ports import StepRecord
 from domain.eventlog.record import Record
@@ -26,6 +27,16 @@ from domain.eventlog.record import Record
 def step(number: int) -> StepRecord:
     return StepRecord(number=number, url=f"https://s01.lab.canitbuy.com/{number}", title="t", screenshot=None,
                       elements="b", notes="", action=Click(id=f"e{number}"), result="ok", duration_ms=1)
+
+
+@contextmanager
+def one_step_stored(url: str) -> Iterator[tuple[Runtime, UUID, RecordRunRecorder]]:
+    """A started run with its first step stored, and its recorder (which keeps the run aggregate)."""
+    with build_runtime(Settings(database_url=url)) as runtime:
+        (run_id,) = started_runs(runtime, 1)
+        recorder = runtime.recorder(run_id)
+        anyio.run(recorder.step_recorded, step(1))
+        yield runtime, run_id, recorder
 
 
 @contextmanager
@@ -63,10 +74,7 @@ async def cancelled_while_saving(recorder: RecordRunRecorder, url: str, holder: 
 
 def test_a_caller_cancelled_while_its_step_is_saved_waits_for_it_and_its_run_moves_on_after(
         postgres_url: str) -> None:
-    with build_runtime(Settings(database_url=postgres_url)) as runtime:
-        (run_id,) = started_runs(runtime, 1)
-        recorder = runtime.recorder(run_id)
-        anyio.run(recorder.step_recorded, step(1))
+    with one_step_stored(postgres_url) as (runtime, run_id, recorder):
         with table_held(postgres_url) as holder:
             seen = anyio.run(cancelled_while_saving, recorder, postgres_url, holder, 2)
 
@@ -78,10 +86,7 @@ def test_a_caller_cancelled_while_its_step_is_saved_waits_for_it_and_its_run_mov
 
 
 def test_a_caller_cancelled_while_its_step_is_refused_learns_the_refusal(postgres_url: str) -> None:
-    with build_runtime(Settings(database_url=postgres_url)) as runtime:
-        (run_id,) = started_runs(runtime, 1)
-        recorder = runtime.recorder(run_id)
-        anyio.run(recorder.step_recorded, step(1))
+    with one_step_stored(postgres_url) as (runtime, run_id, recorder):
         record: Record = runtime.record
         record.cut_short_run(run_id, "our_error", "lease lapsed", steps=1)  # the reaper, meanwhile
 
@@ -120,10 +125,7 @@ async def settled_before_the_cancellation(recorder: RecordRunRecorder, committer
 
 def test_a_caller_cancelled_after_its_step_was_stored_but_before_it_heard_goes_on_at_once(
         postgres_url: str) -> None:
-    with build_runtime(Settings(database_url=postgres_url)) as runtime:
-        (run_id,) = started_runs(runtime, 1)
-        recorder = runtime.recorder(run_id)
-        anyio.run(recorder.step_recorded, step(1))
+    with one_step_stored(postgres_url) as (runtime, run_id, recorder):
         seen: list[list[str]] = []
         with table_held(postgres_url) as holder:
             # In a thread of its own: a caller left waiting for an outcome that already came would never return.
