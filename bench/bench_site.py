@@ -9,6 +9,7 @@ and without Accept-Encoding (the identity bodies), the plain route too, so each 
 Goal (issue 12), read on the browser-like figures: each page at least 0.8 of the plain route's requests/s at 64
 connections, p99 under 20 ms. Each figure is the median of interleaved rounds; beside it, the server process's CPU
 time a request (from /proc) and its ratio to the plain route's, which a shared machine's bursts disturb far less.
+On two CPUs or more the server and wrk each keep one (`--no-pin` leaves them to the scheduler).
 
     python bench/bench_site.py [--seconds 10] [--rounds 3] [--connections 64]
 """
@@ -25,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -78,13 +80,23 @@ def wait_up(url: str) -> None:
     raise RuntimeError("the site did not start")
 
 
+def pinned_to(cpu: int | None) -> Callable[[], None] | None:
+    """A child's start-up hook keeping it on one CPU (None: the scheduler's choice)."""
+    return None if cpu is None else (lambda: os.sched_setaffinity(0, {cpu}))
+
+
+PINS: tuple[int | None, int | None] = (None, None)
+"""(server's CPU, wrk's CPU): on two CPUs or more the server and the load each keep a CPU of their own, so the
+scheduler moving them onto one CPU (and the caches they lose on the way) does not land in one route's round."""
+
+
 def with_wrk(url: str, seconds: int, connections: int, threads: int = 1,
              accept_encoding: str | None = None) -> tuple[float, float]:
     # One wrk thread by default: on 2 cores the server's event loop takes one and the load its own; a second
     # wrk thread would take the server's core from it and measure the machine's contention, not the site.
     header = ["-H", f"Accept-Encoding: {accept_encoding}"] if accept_encoding else []
     out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", *header, url],
-                         capture_output=True, text=True, check=True).stdout
+                         capture_output=True, text=True, check=True, preexec_fn=pinned_to(PINS[1])).stdout
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     value, unit = re.search(r"99%\s+([\d.]+)(us|ms|s)", out).groups()  # type: ignore[union-attr]
     p99 = float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
@@ -128,7 +140,12 @@ def main() -> int:
                         help="rounds of every route, interleaved; each figure is the median of its rounds")
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--wrk-threads", type=int, default=1, help="wrk threads (default 1: see with_wrk)")
+    parser.add_argument("--no-pin", action="store_true", help="leave the server and wrk to the scheduler (PINS)")
     args = parser.parse_args()
+    global PINS
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) >= 2 and not args.no_pin:
+        PINS = (cpus[0], cpus[1])
     if not shutil.which("wrk"):
         print("bench_site: Debian's wrk is not installed; run `bash ops/dev bench` (it installs wrk)", file=sys.stderr)
         return 2
@@ -136,7 +153,8 @@ def main() -> int:
     week = build_week(data_dir)
     port = free_port()
     code = SERVER.format(root=str(ROOT), data=str(data_dir), port=port)
-    server = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)})
+    server = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                              preexec_fn=pinned_to(PINS[0]))
     url = f"http://127.0.0.1:{port}"
     try:
         wait_up(url)
@@ -144,7 +162,9 @@ def main() -> int:
         check_encodings(url)
         print(f"week {week}, {len(MODELS)} models, {args.connections} connections, {args.seconds} s each, "
               f"median of {args.rounds} interleaved rounds, "
-              f"load by wrk; browser = Accept-Encoding: {BROWSER} (the goal is read on these), identity = none")
+              f"load by wrk; browser = Accept-Encoding: {BROWSER} (the goal is read on these), identity = none; "
+              + ("server and wrk left to the scheduler" if PINS[0] is None else
+                 f"server on CPU {PINS[0]}, wrk on CPU {PINS[1]}"))
         # Every route warmed first (the server's first seconds under load are slower: sockets, allocator, caches),
         # so the plain route, measured first, is not measured cold.
         for route in ROUTES:
