@@ -46,7 +46,7 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from adapters.botauth import BotAuthSigner, load_or_create_key  # noqa: E402
+from adapters.botauth import BotAuthSigner  # noqa: E402
 from adapters.browser.playwright_browser import PlaywrightBrowser  # noqa: E402
 from adapters.models.lineup import BASELINES  # noqa: E402
 from adapters.settings import Settings  # noqa: E402
@@ -64,7 +64,7 @@ WEEK = "2026-W48"
 
 
 async def course(settings: Settings, lab_url: str, directory: str | None, concurrency: int,
-                 models: int) -> tuple[float, list[RunState], list[ReplayPlan]]:
+                 models: int) -> tuple[float, list[RunState], list[ReplayPlan], BotAuthSigner | None]:
     with build_runtime(settings) as runtime:
         ids = [str(i) for i in schedule_course(runtime, WEEK, list(BASELINES[:models]), requested_by="bench")]
         res = build_resources(runtime, open_leases(settings), lab_url=lab_url, directory_url=directory)
@@ -77,7 +77,7 @@ async def course(settings: Settings, lab_url: str, directory: str | None, concur
         seconds = time.perf_counter() - began
         runs = RunLedger(runtime.record).refresh().of(ids)
         plans = [replay_plan(runtime, run) for run in runs if run.kind == "browser"]
-    return seconds, runs, plans
+    return seconds, runs, plans, res.agents.signer  # the floor signs with the course's own signer
 
 
 _elements = msgspec.json.Encoder().encode
@@ -199,11 +199,9 @@ def main() -> None:
     data = Path(tempfile.mkdtemp(prefix="bench-course-"))
     settings = Settings(data_dir=data, traces=args.traces == "on")
     with local_services(settings) as services:
-        seconds, runs, plans = anyio.run(course, settings, services.lab_url, services.directory_url,
-                                         args.concurrency, args.models)
+        seconds, runs, plans, signer = anyio.run(course, settings, services.lab_url, services.directory_url,
+                                                 args.concurrency, args.models)
         lab = Lab(services.lab_url, settings.lab_domain)
-        signer = BotAuthSigner(load_or_create_key(settings.agent_signing_key, settings.data_dir),
-                               services.directory_url) if services.directory_url else None
         replayed = (anyio.run(replay_floor, plans, lab, args.concurrency, signer)
                     if args.floor in ("replay", "both") else None)
         reloaded = anyio.run(reload_floor, runs, lab, args.concurrency) if args.floor in ("reload", "both") else None
