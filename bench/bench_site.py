@@ -85,18 +85,20 @@ def pinned_to(cpu: int | None) -> Callable[[], None] | None:
     return None if cpu is None else (lambda: os.sched_setaffinity(0, {cpu}))
 
 
-PINS: tuple[int | None, int | None] = (None, None)
-"""(server's CPU, wrk's CPU): on two CPUs or more the server and the load each keep a CPU of their own, so the
-scheduler moving them onto one CPU (and the caches they lose on the way) does not land in one route's round."""
+def pins(pin: bool) -> tuple[int | None, int | None]:
+    """(server's CPU, wrk's CPU): on two CPUs or more the server and the load each keep a CPU of their own, so the
+    scheduler moving them onto one CPU (and the caches they lose on the way) does not land in one route's round."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return (cpus[0], cpus[1]) if pin and len(cpus) >= 2 else (None, None)
 
 
 def with_wrk(url: str, seconds: int, connections: int, threads: int = 1,
-             accept_encoding: str | None = None) -> tuple[float, float]:
+             accept_encoding: str | None = None, cpu: int | None = None) -> tuple[float, float]:
     # One wrk thread by default: on 2 cores the server's event loop takes one and the load its own; a second
     # wrk thread would take the server's core from it and measure the machine's contention, not the site.
     header = ["-H", f"Accept-Encoding: {accept_encoding}"] if accept_encoding else []
     out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", *header, url],
-                         capture_output=True, text=True, check=True, preexec_fn=pinned_to(PINS[1])).stdout
+                         capture_output=True, text=True, check=True, preexec_fn=pinned_to(cpu)).stdout
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     value, unit = re.search(r"99%\s+([\d.]+)(us|ms|s)", out).groups()  # type: ignore[union-attr]
     p99 = float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
@@ -112,11 +114,12 @@ def server_cpu_seconds(pid: int) -> float:
 
 
 def measure(url: str, seconds: int, connections: int, wrk_threads: int = 1,
-            accept_encoding: str | None = None, pid: int | None = None) -> tuple[float, float, float]:
+            accept_encoding: str | None = None, pid: int | None = None, wrk_cpu: int | None = None
+            ) -> tuple[float, float, float]:
     """(requests/s, p99 ms, the server's CPU µs a request). The last holds up where wall-clock figures do not:
     on a shared machine another process's burst takes requests/s from one route's round, not CPU a request."""
     before = server_cpu_seconds(pid) if pid else 0.0
-    rate, p99 = with_wrk(url, seconds, connections, wrk_threads, accept_encoding)
+    rate, p99 = with_wrk(url, seconds, connections, wrk_threads, accept_encoding, wrk_cpu)
     spent = server_cpu_seconds(pid) - before if pid else 0.0
     return rate, p99, spent / max(rate * seconds, 1) * 1e6
 
@@ -140,12 +143,9 @@ def main() -> int:
                         help="rounds of every route, interleaved; each figure is the median of its rounds")
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--wrk-threads", type=int, default=1, help="wrk threads (default 1: see with_wrk)")
-    parser.add_argument("--no-pin", action="store_true", help="leave the server and wrk to the scheduler (PINS)")
+    parser.add_argument("--no-pin", action="store_true", help="leave the server and wrk to the scheduler (see pins)")
     args = parser.parse_args()
-    global PINS
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) >= 2 and not args.no_pin:
-        PINS = (cpus[0], cpus[1])
+    server_cpu, wrk_cpu = pins(not args.no_pin)
     if not shutil.which("wrk"):
         print("bench_site: Debian's wrk is not installed; run `bash ops/dev bench` (it installs wrk)", file=sys.stderr)
         return 2
@@ -154,7 +154,7 @@ def main() -> int:
     port = free_port()
     code = SERVER.format(root=str(ROOT), data=str(data_dir), port=port)
     server = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)},
-                              preexec_fn=pinned_to(PINS[0]))
+                              preexec_fn=pinned_to(server_cpu))
     url = f"http://127.0.0.1:{port}"
     try:
         wait_up(url)
@@ -163,13 +163,13 @@ def main() -> int:
         print(f"week {week}, {len(MODELS)} models, {args.connections} connections, {args.seconds} s each, "
               f"median of {args.rounds} interleaved rounds, "
               f"load by wrk; browser = Accept-Encoding: {BROWSER} (the goal is read on these), identity = none; "
-              + ("server and wrk left to the scheduler" if PINS[0] is None else
-                 f"server on CPU {PINS[0]}, wrk on CPU {PINS[1]}"))
+              + ("server and wrk left to the scheduler" if server_cpu is None else
+                 f"server on CPU {server_cpu}, wrk on CPU {wrk_cpu}"))
         # Every route warmed first (the server's first seconds under load are slower: sockets, allocator, caches),
         # so the plain route, measured first, is not measured cold.
         for route in ROUTES:
             for encoding in WAYS.values():
-                measure(url + route, 2, args.connections, args.wrk_threads, encoding)
+                measure(url + route, 2, args.connections, args.wrk_threads, encoding, wrk_cpu=wrk_cpu)
         # Route by route, both ways in turn, then again for every round: a shared machine's load drifts, and a
         # stall of a few seconds lands in one route's round rather than in one route's only figure.
         rounds: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
@@ -177,7 +177,7 @@ def main() -> int:
             for route in ROUTES:
                 for way, encoding in WAYS.items():
                     rounds.setdefault((route, way), []).append(measure(
-                        url + route, args.seconds, args.connections, args.wrk_threads, encoding, server.pid))
+                        url + route, args.seconds, args.connections, args.wrk_threads, encoding, server.pid, wrk_cpu))
         results = {key: tuple(statistics.median(figures[i] for figures in got) for i in range(3))
                    for key, got in rounds.items()}
     finally:
