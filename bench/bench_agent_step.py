@@ -71,7 +71,8 @@ async def floor(browser: PlaywrightBrowser, url: str, n: int) -> list[float]:
         await cdp.send("Page.captureScreenshot", SCREENSHOT)
         await cdp.send("Runtime.evaluate", {"expression": observe_expression(), "returnByValue": True,
                                             "awaitPromise": True})
-        await carry_out(page, Scroll(direction="down" if number % 2 else "up"))  # the Stopwatch's scrolls
+        # the Stopwatch's scrolls
+        await carry_out(page, Scroll(direction="down" if number % 2 else "up"), session.harness_read)
         await cdp.send("Runtime.evaluate", {"expression": PROBE_EXPRESSION, "returnByValue": True})
         times.append((time.perf_counter() - began) * 1000)
     await session.close()

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+from collections.abc import Awaitable, Callable
+from typing import Any
 from urllib.parse import urljoin
 
 from playwright.async_api import Error as PlaywrightError
@@ -22,8 +25,18 @@ _SELECT_BY_SCRIPT = """(el, option) => {
 }"""
 
 
-# Checked before a click so that an overlay is reported at once, not after the click's whole time-out.
-_COVERED = """(el) => {
+# Checked before a click so that an overlay is reported at once, not after the click's whole time-out. One
+# expression, evaluated by the harness outside the trace (`Reader`): the element by its id, then whether it is
+# visible as Playwright's `is_visible` counts it (a non-empty box, not visibility:hidden), then, scrolled into
+# view, what the browser would hit at its centre. Null when it is absent or not visible (the click then reports
+# that itself) or when nothing covers it; else a name for what covers it.
+_COVERED = """(id) => {
+  const el = document.querySelector('[data-cib-id="' + CSS.escape(id) + '"]');
+  if (!el || (el.checkVisibility && !el.checkVisibility()) || getComputedStyle(el).visibility !== 'visible') {
+    return null;
+  }
+  const box = el.getBoundingClientRect();
+  if (!(box.width > 0 && box.height > 0)) return null;
   el.scrollIntoView({block: 'nearest', inline: 'nearest'});
   const r = el.getBoundingClientRect();
   const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
@@ -33,27 +46,40 @@ _COVERED = """(el) => {
     (cover.classList.length ? '.' + [...cover.classList].join('.') : '');
 }"""
 
+Reader = Callable[[str], Awaitable[Any]]
+"""The harness's own read of the page: an expression's value, evaluated in the page's main world outside the
+run's trace (`PlaywrightSession.harness_read`); it raises on a script error or a navigation."""
+
 
 def _element(page: Page, element_id: str) -> Locator:
     return page.locator(f'[data-cib-id="{element_id}"]')
 
 
-async def carry_out(page: Page, action: Action) -> str:
+async def carry_out(page: Page, action: Action, read: Reader) -> str:
     try:
-        result = await _dispatch(page, action)
+        result = await _dispatch(page, action, read)
     except PlaywrightError as error:
         return explain(str(error))
     return result
 
 
-async def _dispatch(page: Page, action: Action) -> str:
+async def covering(read: Reader, element_id: str) -> str | None:
+    """What covers the element at its centre, if anything (see _COVERED). A page that navigates or breaks the
+    script meanwhile covers nothing here: the click that follows meets that page and says what it found."""
+    try:
+        cover = await read(f"({_COVERED})({json.dumps(element_id)})")
+    except Exception:  # noqa: BLE001 - any failed read: the click decides
+        return None
+    return cover if isinstance(cover, str) and cover else None
+
+
+async def _dispatch(page: Page, action: Action, read: Reader) -> str:
     match action:
         case Click(id=element_id):
-            target = _element(page, element_id)
-            cover = await target.evaluate(_COVERED) if await target.is_visible() else None
+            cover = await covering(read, element_id)
             if cover:
                 return f"blocked: another element covers it ({cover})"
-            await target.click(timeout=ACTION_TIMEOUT_MS)
+            await _element(page, element_id).click(timeout=ACTION_TIMEOUT_MS)
         case Type(id=element_id, text=text):
             await _element(page, element_id).fill(text, timeout=ACTION_TIMEOUT_MS)
         case Select(id=element_id, option=option):

@@ -142,20 +142,20 @@ class PlaywrightSession:
         with contextlib.suppress(PlaywrightError):  # a slow page is read as far as it got
             await self._page.wait_for_load_state("domcontentloaded", timeout=10000)
         with contextlib.suppress(msgspec.DecodeError, TypeError, ScriptError):
-            result = _decode(await self._harness_read(observe_expression()))
+            result = _decode(await self.harness_read(observe_expression()))
             if isinstance(result, dict) and isinstance(result.get("elements"), list):
                 return result
         # The page changed JSON.stringify or a prototype's toJSON (old libraries did): read it as objects.
         found: dict[str, Any] = await self._page.evaluate(observe_script(), [MAX_TEXT, MAX_ELEMENTS])
         return found
 
-    async def _harness_read(self, expression: str) -> Any:
+    async def harness_read(self, expression: str) -> Any:
         """The value of an expression evaluated in the page's main world through the run's CDP session.
 
-        The harness's own reads (the observation, the judge's probe) go this way rather than through
-        `page.evaluate`: Playwright's trace records every API call with DOM snapshots before and after it, which
-        made each read three times as slow; the trace is of what the agent did (its actions, the pages, the
-        network), and the reads are in the run's events anyway. A page's script error raises ScriptError; a
+        The harness's own reads (the observation, the judge's probe, the check before a click) go this way rather
+        than through `page.evaluate`: Playwright's trace records every API call with DOM snapshots before and after
+        it, which made each read three times as slow; the trace is of what the agent did (its actions, the pages,
+        the network), and the reads are in the run's events anyway. A page's script error raises ScriptError; a
         navigation during the read raises Playwright's own error (`context was destroyed`), as page.evaluate."""
         answer = await self._cdp.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
                                                            "awaitPromise": True})
@@ -166,7 +166,7 @@ class PlaywrightSession:
 
     async def probe(self) -> PageProbe:
         try:
-            url, marker, order, cart, receipt = await self._harness_read(PROBE_EXPRESSION)
+            url, marker, order, cart, receipt = await self.harness_read(PROBE_EXPRESSION)
         except (PlaywrightError, ScriptError):
             await self._page.wait_for_load_state("domcontentloaded", timeout=10000)
             url, marker, order, cart, receipt = await self._page.evaluate(_PROBE)
@@ -187,7 +187,7 @@ class PlaywrightSession:
 
     async def act(self, action: Action, observation: Observation) -> str:
         await self.sign()
-        result = await carry_out(self._page, action)
+        result = await carry_out(self._page, action, self.harness_read)
         await self._settle()
         return result
 

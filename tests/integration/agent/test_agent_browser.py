@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import time
+import zipfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -65,6 +68,39 @@ async def test_a_hidden_select_is_set_the_way_its_own_script_would(browser: Play
     finally:
         await session.close()
     assert not next(e for e in after.elements if e.name == "Add to cart").disabled
+
+
+
+def traced_calls(trace: Path) -> list[str]:
+    """The Playwright API calls on the page a run's trace recorded, in order (each one with its DOM snapshots;
+    the signature's headers, set on the context before each step, take none)."""
+    with zipfile.ZipFile(trace) as archive:
+        lines = [json.loads(line) for name in archive.namelist() if name.endswith(".trace")
+                 for line in archive.read(name).splitlines()]
+    return [e["method"] for e in lines if e.get("type") == "before" and not e["method"].startswith("__")
+            and e["method"] != "setExtraHTTPHeaders"]
+
+
+async def test_a_click_under_an_overlay_is_reported_as_covered_and_the_check_stays_out_of_the_trace(
+        browser: PlaywrightBrowser, lab: LabServer, tmp_path: Path) -> None:
+    session = await browser.session(lab.url_for("s02"), media_dir=tmp_path)
+    try:
+        await session.open(lab.url_for("s02"))
+        seen = await session.observe()
+        under_the_wall = next(e for e in seen.elements if e.name == "Running")
+        covered = await session.act(Click(id=under_the_wall.id), seen)
+        accept = next(e for e in seen.elements if e.name == "Accept all")
+        accepted = await session.act(Click(id=accept.id), seen)
+        after = await session.observe()
+        trace = await session.close_keeping_trace()
+        calls = traced_calls(trace) if trace is not None else []
+    finally:
+        session.discard_media()
+    assert covered == "blocked: another element covers it (div#consent-wall.overlay)"
+    assert accepted == "ok" and not any(e.name == "Accept all" for e in after.elements)
+    # The trace holds what the agent did (one page opened, one click made), not the harness's check before each
+    # click: as a traced call it cost two DOM snapshots of its own, in Chromium and in Playwright's driver.
+    assert calls == ["screencastStop", "newCDPSession", "goto", "click"]
 
 
 @dataclass
