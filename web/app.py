@@ -23,6 +23,7 @@ from adapters.botauth import DIRECTORY_PATH, DIRECTORY_TYPE, directory_document,
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
 from web import api, errors, mcp, org, submissions
+from web.front_pages import AnswerRemembered, FrontPages
 from web.proxy import ForwardedClient
 from web.public import (
     agent_page,
@@ -98,7 +99,7 @@ def create_app(settings: Settings) -> Starlette:
             key = await anyio.to_thread.run_sync(load_or_create_key, settings.agent_signing_key, settings.data_dir)
             site = Site(
                 settings=settings, runtime=runtime, renderer=Renderer(make_environment(), {}),
-                directory=directory_document(key),
+                directory=directory_document(key), front=remembered,
             )
             app.state.site = site
             site.listeners = await results.start(site)
@@ -116,6 +117,7 @@ def create_app(settings: Settings) -> Starlette:
         finally:
             await anyio.to_thread.run_sync(runtime.close)
 
+    remembered = FrontPages()
     routes = [  # the busiest first: the router tries them in order
         Route("/healthz", plain),
         *results.routes,
@@ -129,6 +131,8 @@ def create_app(settings: Settings) -> Starlette:
     ]
     return Starlette(
         routes=routes, lifespan=lifespan, exception_handlers=errors.handlers,
-        # The proxy's word on the client and the scheme first, so the headers and the limits see them.
-        middleware=[Middleware(ForwardedClient, trusted=settings.trusted_proxies), Middleware(SecurityHeaders)],
+        # The proxy's word on the client and the scheme first, so the headers and the limits see them; the pages
+        # remembered for this log position last, inside the security headers, before the router.
+        middleware=[Middleware(ForwardedClient, trusted=settings.trusted_proxies), Middleware(SecurityHeaders),
+                    Middleware(AnswerRemembered, pages=remembered)],
     )

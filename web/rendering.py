@@ -161,11 +161,17 @@ def send(request: Request, page: Page, *, status: int = 200, max_age: int = 60) 
     if status != 200:
         headers = {**page.headers, "ETag": page.etag, "Cache-Control": f"public, max-age={max_age}"}
         return Response(page.body, status_code=status, media_type=page.media_type, headers=headers)
-    if_none_match, accepts = _conditions(request.scope["headers"])
+    status, gzipped = negotiate(request.scope["headers"], page)
+    return _PageResponse(page, max_age, gzipped, status)
+
+
+def negotiate(raw: list[tuple[bytes, bytes]], page: Page) -> tuple[int, bool]:
+    """Which of the page's answers a request with these headers gets: (200 or 304, gzip-compressed or not)."""
+    if_none_match, accepts = _conditions(raw)
     gzipped = page.gzipped is not None and accepts is not None and accepts_gzip(accepts)
     if if_none_match is not None and _matches(if_none_match, page.gzip_etag if gzipped else page.etag):
-        return _PageResponse(page, max_age, gzipped, 304)
-    return _PageResponse(page, max_age, gzipped, 200)
+        return 304, gzipped
+    return 200, gzipped
 
 
 def _conditions(raw: list[tuple[bytes, bytes]]) -> tuple[str | None, bytes | None]:

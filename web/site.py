@@ -17,6 +17,7 @@ import anyio.to_thread
 from adapters.settings import Settings
 from adapters.wiring import Runtime
 from domain.projections.spend import SpendFold
+from web.front_pages import FrontPages
 from web.rendering import PageCache, Renderer
 
 if TYPE_CHECKING:  # each area's state, built by its start function in the lifespan (those modules import Site)
@@ -45,6 +46,8 @@ class Site:
     cache: PageCache = field(default_factory=PageCache)
     version: int = -1
     """The notification-log position the site has seen; cached pages are keyed by it."""
+    front: FrontPages = field(default_factory=FrontPages)
+    """The pages answered before the router at this position (web/front_pages.py); moved on with `version`."""
     # Each area's state, set once by its start function in the lifespan (web/app.py), before any request.
     data: SiteData = field(init=False)
     manual: ManualTests = field(init=False)
@@ -73,6 +76,7 @@ class Site:
             for listener in self.listeners:
                 await self.call(listener, head)
             self.version = head
+            self.front.moved(head)
         return head
 
     async def follow(self) -> None:

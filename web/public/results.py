@@ -42,10 +42,14 @@ async def week_page(request: Request, kind: str) -> Response:
     data = data_of(site)
     # Parsing an empty query string still costs a few microseconds: the hot path skips it.
     week = data.pick_week(request.query_params.get("week") if request.scope["query_string"] else None)
-    key = (kind, week, site.version)
+    version = site.version
+    key = (kind, week, version)
     page = site.cache.get(key)
     if page is None:
         page = site.cache.put(key, await site.call(render_week, site, kind, week))
+    # The page is a function of the path, the query and the log position alone: the next request for them is
+    # answered before the router (web/front_pages.py).
+    site.front.remember(request.scope, page, version, max_age=30)
     return send(request, page, max_age=30)
 
 
