@@ -20,6 +20,13 @@ against 72-75 s of Chromium's CPU for the same 196-208 steps, `--models 2`), so 
 page rather than the same steps. `--floor reload` still measures it, for comparison with earlier figures.
 
     python bench/bench_course.py [--concurrency 4] [--models 5] [--traces on|off] [--floor replay|reload|both]
+                                 [--rounds 1]
+
+The course's own wall time moves by a fifth between identical runs on a quiet 2-core machine, and so does its
+floor's: `--rounds N` measures a course and its floor N times in turn, each on a fresh store, and the figure is the
+median of the rounds' ratios. Each phase also prints the CPU each kind of process spent in it (Chromium's browser,
+renderer and GPU processes, Playwright's driver, ffmpeg, ours; `process_cpu.py`): on two cores that is where the
+time goes.
 
 `--models 2` runs the first two built-in agents only (36 runs): shorter, for a loaded machine. The load average
 is printed with the figures, since a busy machine moves both sides of the ratio. The course keeps each run's
@@ -31,6 +38,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -45,6 +53,8 @@ import anyio
 import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from process_cpu import ProcessCpu  # noqa: E402
 
 from adapters.botauth import BotAuthSigner  # noqa: E402
 from adapters.browser.playwright_browser import PlaywrightBrowser  # noqa: E402
@@ -187,6 +197,39 @@ async def replay_floor(plans: list[ReplayPlan], lab: Lab, concurrency: int,
     return seconds, replayed
 
 
+@dataclass
+class Round:
+    seconds: float
+    runs: list[RunState]
+    browser_steps: int
+    floor: tuple[float, int] | None
+    """The replay floor's seconds and the steps it replayed."""
+    reloaded: float | None
+
+    def ratio(self) -> float | None:
+        if self.floor is None:
+            return None
+        floor_seconds, steps = self.floor
+        return (self.browser_steps / self.seconds) / (steps / floor_seconds)
+
+
+def one_round(data: Path, traces: bool, concurrency: int, models: int, floor: str, cpu: ProcessCpu,
+              number: int) -> Round:
+    """A course on a fresh store and lab, then its floor, each phase's CPU sampled as `course N` and `floor N`."""
+    settings = Settings(data_dir=data / f"round-{number}", traces=traces)
+    with local_services(settings) as services:
+        with cpu.phase(f"course {number}"):
+            seconds, runs, plans, signer = anyio.run(course, settings, services.lab_url, services.directory_url,
+                                                     concurrency, models)
+        lab = Lab(services.lab_url, settings.lab_domain)
+        replayed = None
+        if floor in ("replay", "both"):
+            with cpu.phase(f"floor {number}"):
+                replayed = anyio.run(replay_floor, plans, lab, concurrency, signer)
+        reloaded = anyio.run(reload_floor, runs, lab, concurrency) if floor in ("reload", "both") else None
+    return Round(seconds, runs, sum(len(plan.steps) for plan in plans), replayed, reloaded)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--concurrency", type=int, default=4)
@@ -194,33 +237,36 @@ def main() -> None:
     parser.add_argument("--traces", choices=("on", "off"), default="on", help="keep each run's trace and video")
     parser.add_argument("--floor", choices=("replay", "reload", "both"), default="replay",
                         help="replay: the runs' own steps again (the goal's floor); reload: the earlier floor")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="a course and its floor this many times in turn; the figure is the median ratio")
     args = parser.parse_args()
     load = os.getloadavg()[0]
     data = Path(tempfile.mkdtemp(prefix="bench-course-"))
-    settings = Settings(data_dir=data, traces=args.traces == "on")
-    with local_services(settings) as services:
-        seconds, runs, plans, signer = anyio.run(course, settings, services.lab_url, services.directory_url,
-                                                 args.concurrency, args.models)
-        lab = Lab(services.lab_url, settings.lab_domain)
-        replayed = (anyio.run(replay_floor, plans, lab, args.concurrency, signer)
-                    if args.floor in ("replay", "both") else None)
-        reloaded = anyio.run(reload_floor, runs, lab, args.concurrency) if args.floor in ("reload", "both") else None
-    browser_steps = sum(len(plan.steps) for plan in plans)
-    passed = sum(1 for r in runs if r.passed)
-    cut = sum(1 for r in runs if r.status == "cut_short")
-    rate = browser_steps / seconds
-    print(f"course: {len(runs)} runs ({passed} passed, {cut} cut short), {browser_steps} browser steps, "
-          f"concurrency {args.concurrency}, traces {args.traces}")
-    print(f"course wall-clock {seconds:.1f} s, {rate:.2f} steps/s")
-    if replayed is not None:
-        floor_seconds, steps = replayed
-        floor_rate = steps / floor_seconds
-        print(f"floor  wall-clock {floor_seconds:.1f} s, {floor_rate:.2f} steps/s (the same steps replayed, nothing "
-              f"recorded: {steps} of {browser_steps}, the rest after a page that differed from the course's)")
-        print(f"ratio {rate / floor_rate:.2f} of the floor (goal >= 0.9)")
-    if reloaded is not None:
-        print(f"reload floor wall-clock {reloaded:.1f} s (start page reloaded each step, the floor before "
-              f"1 December 2026): ratio {reloaded / seconds:.2f}")
+    rounds: list[Round] = []
+    with ProcessCpu() as cpu:
+        for number in range(1, args.rounds + 1):
+            done = one_round(data, args.traces == "on", args.concurrency, args.models, args.floor, cpu, number)
+            rounds.append(done)
+            passed = sum(1 for r in done.runs if r.passed)
+            cut = sum(1 for r in done.runs if r.status == "cut_short")
+            print(f"round {number}: course: {len(done.runs)} runs ({passed} passed, {cut} cut short), "
+                  f"{done.browser_steps} browser steps, concurrency {args.concurrency}, traces {args.traces}")
+            print(f"  course wall-clock {done.seconds:.1f} s, {done.browser_steps / done.seconds:.2f} steps/s")
+            print(f"  {cpu.report(f'course {number}')}")
+            if done.floor is not None:
+                floor_seconds, steps = done.floor
+                print(f"  floor  wall-clock {floor_seconds:.1f} s, {steps / floor_seconds:.2f} steps/s (the same "
+                      f"steps replayed, nothing recorded: {steps} of {done.browser_steps}, the rest after a page "
+                      f"that differed from the course's)")
+                print(f"  {cpu.report(f'floor {number}')}")
+                print(f"  round ratio {done.ratio():.2f}")
+            if done.reloaded is not None:
+                print(f"  reload floor wall-clock {done.reloaded:.1f} s (start page reloaded each step, the floor "
+                      f"before 1 December 2026): ratio {done.reloaded / done.seconds:.2f}")
+    ratios = [r for r in (done.ratio() for done in rounds) if r is not None]
+    if ratios:
+        print(f"ratio {statistics.median(ratios):.2f} of the floor (goal >= 0.9), median of {len(ratios)} "
+              f"round{'s' if len(ratios) > 1 else ''}: {', '.join(f'{r:.2f}' for r in ratios)}")
     print(f"load average {load:.2f} -> {os.getloadavg()[0]:.2f}")
 
 
