@@ -32,10 +32,11 @@ def _kind(pid: str, comm: str) -> str:
                 return kind
         return "other"
     try:
-        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        # Chromium's child processes write their arguments over argv as one string: split on spaces too.
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").split()
     except OSError:
         return "chromium ?"
-    if not args or not args[0]:
+    if not args:
         return "chromium ?"
     kind = next((a[7:].decode() for a in args if a.startswith(b"--type=")), "browser")
     return f"chromium {kind}"
