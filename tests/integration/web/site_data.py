@@ -11,11 +11,13 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from uuid import UUID
 
 import msgspec
 
-from adapters.wiring import Runtime
+from adapters.settings import Settings
+from adapters.wiring import Runtime, build_runtime
 from domain.agent.actions import Click, Stop
 from domain.agent.ports import StepRecord
 from domain.agent.runs import Run
@@ -119,3 +121,11 @@ def make_week(runtime: Runtime, models: tuple[str, ...] = ("model-alpha", "model
     if publish:
         publish_week(runtime.record, runtime.readmodels, PublishWeek(week=week, by="test@canitbuy.com"))
     return made
+
+
+def behind_local_proxy_with_a_week(data_dir: Path) -> tuple[Settings, str]:
+    """The settings of a site that believes a proxy on this machine, over a record holding one made and published
+    week (returned too)."""
+    settings = Settings(data_dir=data_dir, site_secret="site test secret " * 3, trusted_proxies=("127.0.0.1/32",))
+    with build_runtime(settings) as runtime:
+        return settings, make_week(runtime).week

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
-from site_data import make_week, run_one
+from site_data import behind_local_proxy_with_a_week, run_one
 
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
@@ -40,10 +40,7 @@ class Served:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    settings = Settings(data_dir=tmp_path_factory.mktemp("front") / "var", site_secret="front test secret " * 3,
-                        trusted_proxies=("127.0.0.1/32",))
-    with build_runtime(settings) as runtime:
-        week = make_week(runtime).week
+    settings, week = behind_local_proxy_with_a_week(tmp_path_factory.mktemp("front") / "var")
     app = create_app(settings)
     with served_app(app) as url:
         yield Served(url, week, settings, app.state.site)

@@ -13,12 +13,10 @@ from dataclasses import dataclass
 import httpx
 import pytest
 from desk_client import STAFF
-from site_data import make_week
+from site_data import behind_local_proxy_with_a_week
 
-from adapters.settings import Settings
 from adapters.sqldb import SqlDb
 from adapters.staff_accounts import StaffAccounts
-from adapters.wiring import build_runtime
 from tests.e2e.web.served import served as served_app
 from web.app import create_app
 
@@ -37,10 +35,7 @@ class Served:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    settings = Settings(data_dir=tmp_path_factory.mktemp("gzipped") / "var", site_secret="gzip test secret " * 3,
-                        trusted_proxies=("127.0.0.1/32",))
-    with build_runtime(settings) as runtime:
-        week = make_week(runtime).week
+    settings, week = behind_local_proxy_with_a_week(tmp_path_factory.mktemp("gzipped") / "var")
     accounts = StaffAccounts(SqlDb(settings))
     accounts.db.migrate()
     accounts.add(*STAFF, role="staff")
