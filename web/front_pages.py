@@ -30,8 +30,9 @@ class Remembered:
 
 
 class FrontPages:
-    """The pages remembered for the current log position, by (path, raw query), the least recently used dropped
-    past `capacity` (queries are the visitor's to vary)."""
+    """The pages remembered for the current log position, by (path, raw query), the one remembered longest ago
+    dropped past `capacity` (queries are the visitor's to vary; a page dropped is made again by its handler, from
+    the page cache, at its next request)."""
 
     def __init__(self, capacity: int = 256) -> None:
         self._pages: OrderedDict[tuple[str, bytes], Remembered] = OrderedDict()
