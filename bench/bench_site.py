@@ -35,6 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "integration" / "web"))
 
+from process_cpu import cpu_seconds  # noqa: E402
+
 MODELS = ("model-alpha", "model-beta", "model-gamma", "model-delta", "model-epsilon")
 ROUTES = ("/healthz", "/ranking", "/matrix")
 BROWSER = "gzip, deflate, br"
@@ -107,20 +109,14 @@ def with_wrk(url: str, seconds: int, connections: int, threads: int = 1,
     return rate, p99
 
 
-def server_cpu_seconds(pid: int) -> float:
-    """The server process's CPU time so far (user + system, from /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def measure(url: str, seconds: int, connections: int, wrk_threads: int = 1,
             accept_encoding: str | None = None, pid: int | None = None, wrk_cpu: int | None = None
             ) -> tuple[float, float, float]:
     """(requests/s, p99 ms, the server's CPU µs a request). The last holds up where wall-clock figures do not:
     on a shared machine another process's burst takes requests/s from one route's round, not CPU a request."""
-    before = server_cpu_seconds(pid) if pid else 0.0
+    before = cpu_seconds(pid) if pid else 0.0
     rate, p99 = with_wrk(url, seconds, connections, wrk_threads, accept_encoding, wrk_cpu)
-    spent = server_cpu_seconds(pid) - before if pid else 0.0
+    spent = cpu_seconds(pid) - before if pid else 0.0
     return rate, p99, spent / max(rate * seconds, 1) * 1e6
 
 

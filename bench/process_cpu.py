@@ -16,12 +16,25 @@ from __future__ import annotations
 import collections
 import os
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 TICK = 0.1
 _HZ = os.sysconf("SC_CLK_TCK")
+
+
+def start_and_cpu(stat: str) -> tuple[str, float]:
+    """A process's start time (in clock ticks since boot: with its pid, it names the process) and the CPU seconds
+    it has spent so far (user + system), from its /proc/PID/stat."""
+    fields = stat.rsplit(")", 1)[1].split()
+    return fields[19], (int(fields[11]) + int(fields[12])) / _HZ
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU seconds process `pid` has spent so far."""
+    return start_and_cpu(Path(f"/proc/{pid}/stat").read_text())[1]
 
 
 def _kind(pid: str, comm: str) -> str:
@@ -75,9 +88,8 @@ class ProcessCpu:
                     raw = Path(f"/proc/{pid}/stat").read_text()
                 except OSError:
                     continue
-                fields = raw.rsplit(")", 1)[1].split()
-                key = (pid, fields[19])
-                cpu = (int(fields[11]) + int(fields[12])) / _HZ
+                start, cpu = start_and_cpu(raw)
+                key = (pid, start)
                 known = self._seen.get(key)
                 kind = known[0] if known and known[0] != "chromium ?" else _kind(pid, raw[raw.index("(") + 1:
                                                                                             raw.rindex(")")])
@@ -86,8 +98,6 @@ class ProcessCpu:
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
-        import time
-
         before, began = self.sample(), time.perf_counter()
         try:
             yield

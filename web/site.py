@@ -43,11 +43,12 @@ class Site:
     renderer: Renderer
     directory: bytes
     """Our agent's Web Bot Auth key directory (JWKS), served as is."""
+    front: FrontPages
+    """The pages answered before the router at this position (web/front_pages.py), the same table the app's
+    middleware reads; moved on with `version`."""
     cache: PageCache = field(default_factory=PageCache)
     version: int = -1
     """The notification-log position the site has seen; cached pages are keyed by it."""
-    front: FrontPages = field(default_factory=FrontPages)
-    """The pages answered before the router at this position (web/front_pages.py); moved on with `version`."""
     # Each area's state, set once by its start function in the lifespan (web/app.py), before any request.
     data: SiteData = field(init=False)
     manual: ManualTests = field(init=False)
