@@ -91,7 +91,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     """Whether every browser run keeps a Playwright trace (trace.zip) and a video in the blob store
     (CANITBUY_TRACES=on|off); on unless turned off."""
     video_encoder: str | None = msgspec.field(default_factory=find_video_encoder)
-    """The ffmpeg that makes each browser run's video from its trace's frames: ffmpeg on the PATH. None: runs keep
+    """The ffmpeg that makes each browser run's video from its screens: ffmpeg on the PATH. None: runs keep
     their trace alone (the worker says why, once)."""
 
     @property

@@ -12,7 +12,7 @@ excluded): the action (a scroll, which loads nothing), the judge's probe, record
 SQLite through the lead's recorder), signing, and the next observation. It is measured twice: with the run's
 Playwright trace being kept (as the course does unless CANITBUY_TRACES=off) and without. All three are measured on
 the same pages, interleaved, with the same browser. Once per traced run, what keeping its media costs after the
-run is timed too: closing the context with its trace, making the video from the trace's frames, putting both in
+run is timed too: closing the context with its trace, making the video from the run's screens, putting both in
 the blob store (no step waits on it; the course does it beside the next runs).
 """
 
@@ -90,12 +90,13 @@ async def harness(browser: PlaywrightBrowser, runtime: object, task: Task, steps
     await Episode(session=session, agent=agent, task=task, recorder=recorder, blobs=runtime.blobs,  # type: ignore[attr-defined]
                   clock=time.monotonic, max_steps=steps).run()
     began = time.perf_counter()
-    trace = await session.close_keeping_trace()  # as the worker does once the run has ended (not in a step)
+    kept = await session.close_keeping_media()  # as the worker does once the run has ended (not in a step)
     closed = time.perf_counter()
-    files = await asyncio.to_thread(finish_media, trace, find_video_encoder())
-    for path in (files.trace, files.video):
-        if path is not None:
-            runtime.blobs.put_file(path)  # type: ignore[attr-defined]
+    if kept is not None:
+        files = await asyncio.to_thread(finish_media, kept, find_video_encoder())
+        for path in (files.trace, files.video):
+            if path is not None:
+                runtime.blobs.put_file(path)  # type: ignore[attr-defined]
     session.discard_media()
     if media is not None:
         finishing.append(((closed - began) * 1000, (time.perf_counter() - closed) * 1000))

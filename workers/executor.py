@@ -21,7 +21,7 @@ import anyio
 import anyio.to_thread
 
 from adapters.blobs import Blobs
-from adapters.browser.media import finish_media
+from adapters.browser.media import RunMedia, finish_media
 from adapters.browser.session import PlaywrightSession
 from adapters.run_recorder import RecordRunRecorder, with_retries
 from domain.agent.agent_ports import ModelConnectionError
@@ -151,27 +151,27 @@ async def _read(res: Resources, run: Run, task: Any, began: float) -> str:
 
 
 async def _keep_media(res: Resources, session: PlaywrightSession, recorder: RecordRunRecorder) -> None:
-    """Close the ended run's browser context, keeping its trace; the rest needs no browser (the video made from
-    the trace's frames, both into the blob store, then named on the run), so it is left to `res.after_run` and
+    """Close the ended run's browser context, keeping its trace and screens; the rest needs no browser (the video
+    made of the screens, both into the blob store, then named on the run), so it is left to `res.after_run` and
     the pool's slot is free for the next run meanwhile. Losing them (a crashed browser, a full disk) loses no
     result: it is logged, and the run stands as recorded."""
     try:
         with anyio.fail_after(MEDIA_SECONDS):
-            trace = await session.close_keeping_trace()
+            media = await session.close_keeping_media()
     except Exception:  # noqa: BLE001 - a browser that cannot write its trace is still closed, and nothing lost
         log.warning("run %s: its trace could not be written", recorder.run_id, exc_info=True)
         await _close_quietly(session)
         return
-    if trace is None:
+    if media is None or media.empty:
         session.discard_media()
         return
-    res.after_run(lambda: _finish_media(res, session, recorder, trace))
+    res.after_run(lambda: _finish_media(res, session, recorder, media))
 
 
 async def _finish_media(res: Resources, session: PlaywrightSession, recorder: RecordRunRecorder,
-                        trace: Path) -> None:
+                        media: RunMedia) -> None:
     try:
-        files = await anyio.to_thread.run_sync(finish_media, trace, res.runtime.settings.video_encoder,
+        files = await anyio.to_thread.run_sync(finish_media, media, res.runtime.settings.video_encoder,
                                                limiter=res.media_limiter)
         kept = await anyio.to_thread.run_sync(_put_media, res.runtime.blobs, files.trace, files.video)
         await recorder.media_kept(trace=kept[0][0], trace_bytes=kept[0][1], video=kept[1][0],

@@ -31,8 +31,8 @@ from workers.leases import DEFAULT_LEASE_SECONDS, LeaseStore
 
 log = logging.getLogger("canitbuy.worker")
 MEDIA_FOLDER = "media-in-progress"
-"""Under the data folder: each browser run's trace while it runs, and its video while it is made from the trace,
-before both go to the blob store."""
+"""Under the data folder: each browser run's trace while it runs, and its video while it is made from the run's
+screens, before both go to the blob store."""
 MEDIA_AT_ONCE = 1
 """Videos made at once per worker process: one ffmpeg beside the browsers, so the runs' pages keep the CPU."""
 

@@ -1,26 +1,40 @@
-"""A browser run's trace and video: the files a closed run leaves, and the encoder its video is made with.
+"""A browser run's trace and video: what a closed run leaves, and the encoder its video is made with.
 
-The trace is Playwright's (`tracing.start`); the video is made from the trace's screencast frames once the run has
-ended (`adapters/browser/video.py`), by the system's ffmpeg (Debian's: `bash ops/dev` and the image install it).
+The trace is Playwright's (`tracing.start`: DOM snapshots, network and actions); the video is made once the run has
+ended from the screens its agent was shown (`adapters/browser/video.py`), by the system's ffmpeg (Debian's:
+`bash ops/dev` and the image install it).
 """
 
 from __future__ import annotations
 
 import logging
 import shutil
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.browser.video import VideoEncoderError, video_from_trace
+from adapters.browser.video import Screen, VideoEncoderError, video_from_screens
 
 log = logging.getLogger("canitbuy.browser")
 
 
 @dataclass(frozen=True)
+class RunMedia:
+    """What a closed browser run leaves for its trace and video: the run's media folder, the trace written there
+    (None when the browser could not write it: a crashed Chromium writes none) and the run's screens in order."""
+
+    folder: Path
+    trace: Path | None
+    screens: tuple[Screen, ...]
+
+    @property
+    def empty(self) -> bool:
+        return self.trace is None and not self.screens
+
+
+@dataclass(frozen=True)
 class MediaFiles:
-    """The files a closed browser run left behind (either may be missing: a crashed browser writes no trace, and
-    the video is made from the trace)."""
+    """The files made of a closed run's media (either may be missing: a crashed browser writes no trace, a run
+    with no screen or no encoder has no video)."""
 
     trace: Path | None
     video: Path | None
@@ -32,14 +46,14 @@ def find_video_encoder(search_path: str | None = None) -> str | None:
     return shutil.which("ffmpeg", path=search_path)
 
 
-def finish_media(trace: Path | None, encoder: str | None) -> MediaFiles:
-    """The ended run's trace and the video made from its frames, beside it (blocking: call it in a thread). A video
-    that cannot be made (no encoder, ffmpeg failing) leaves the trace alone, logged; so does a trace with no frame."""
-    if trace is None or encoder is None:
-        return MediaFiles(trace=trace, video=None)
+def finish_media(media: RunMedia, encoder: str | None) -> MediaFiles:
+    """The ended run's trace and the video made of its screens, beside it (blocking: call it in a thread). A video
+    that cannot be made (no encoder, ffmpeg failing) leaves the trace alone, logged; so does a run with no screen."""
+    if encoder is None:
+        return MediaFiles(trace=media.trace, video=None)
     try:
-        video = video_from_trace(trace, trace.with_name("video.webm"), encoder)
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, VideoEncoderError):
-        log.warning("the video of trace %s could not be made; the trace is kept alone", trace, exc_info=True)
+        video = video_from_screens(list(media.screens), media.folder / "video.webm", encoder)
+    except (OSError, ValueError, VideoEncoderError):
+        log.warning("the video of %s could not be made; the trace is kept alone", media.folder, exc_info=True)
         video = None
-    return MediaFiles(trace=trace, video=video)
+    return MediaFiles(trace=media.trace, video=video)

@@ -10,20 +10,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from playwright.async_api import Browser as PwBrowser
-from playwright.async_api import BrowserContext, Page, Playwright, async_playwright
+from playwright.async_api import BrowserContext, Playwright, async_playwright
 
 from adapters.botauth import BotAuthSigner
 from adapters.browser.session import PlaywrightSession
-from adapters.browser.video import FRAME_HEIGHT, FRAME_WIDTH
 
 log = logging.getLogger("canitbuy.browser")
 DEBIAN_CHROMIUM = "/usr/lib/chromium/chromium"
 USER_AGENT = "CanItBuyAgent/1.0"
 VIEWPORT = {"width": 1280, "height": 800}
-FRAME_QUALITY = 50
-"""JPEG quality of the trace's screencast frames (Playwright's default 90), which Chromium encodes at the video's
-frame size, 480x300: at Playwright's default size (800x500) a traced step took 2.2x the floor, at 480x300 1.3x
-(bench_agent_step, loaded machine). The video is made from these frames."""
 # Requests to any other host go to a proxy that does not exist and fail at once. Per-context proxy rules cost
 # nothing per request, unlike route() interception, which would also turn off the HTTP cache.
 _NOWHERE = "http://127.0.0.1:9"
@@ -60,8 +55,9 @@ class PlaywrightBrowser:
         await self.stop()
 
     async def session(self, store_url: str, *, media_dir: Path | None = None) -> PlaywrightSession:
-        """A fresh context for one run. With `media_dir`, the run keeps a Playwright trace (screencast frames and
-        DOM snapshots), written to a folder of its own under it (see `PlaywrightSession.close_keeping_trace`)."""
+        """A fresh context for one run. With `media_dir`, the run keeps a Playwright trace (DOM snapshots, network,
+        actions), written to a folder of its own under it, and its screens for the video (see
+        `PlaywrightSession.close_keeping_media`)."""
         assert self._browser is not None, "start() the browser first"
         host = urlsplit(store_url).hostname or ""
         folder: Path | None = None
@@ -75,24 +71,14 @@ class PlaywrightBrowser:
         )
         page = await context.new_page()
         if folder is not None:
-            await _trace(context, page)
+            await _trace(context)
         return await PlaywrightSession.create(context, page, self._signer, urlsplit(store_url).netloc,
                                               media_dir=folder)
 
 
-async def _trace(context: BrowserContext, page: Page) -> None:
-    """Start the context's trace with its screencast at the video's frame size and FRAME_QUALITY. Tracing has no
-    such options: a page's screencast takes the size and quality of its first client and keeps them while any
-    client remains (Playwright's `Screencast.start` documents the first). So a client of ours asks for them, the
-    trace joins it, and ours leaves before the page has drawn anything (it is blank). A page the run opens besides
-    it (a pop-up) is traced at Playwright's default, 800x500."""
-    await page.screencast.start(on_frame=_ignore, size={"width": FRAME_WIDTH, "height": FRAME_HEIGHT},
-                                quality=FRAME_QUALITY)
-    try:
-        await context.tracing.start(screenshots=True, snapshots=True)
-    finally:
-        await page.screencast.stop()
-
-
-def _ignore(frame: object) -> None:
-    pass
+async def _trace(context: BrowserContext) -> None:
+    """Start the context's trace: every action with DOM snapshots before and after it, the network with response
+    bodies, the console. Not its screenshots: they are Chromium's screencast, which reads back every frame the
+    compositor draws and cost the course about a fifth of Chromium's CPU (bench/PROFILE-course.md); the run's
+    video is made of the screens the agent was shown instead (`adapters/browser/video.py`)."""
+    await context.tracing.start(screenshots=False, snapshots=True)

@@ -7,6 +7,7 @@ import base64
 import contextlib
 import json
 import shutil
+import time
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -18,6 +19,8 @@ from playwright.async_api import Error as PlaywrightError
 
 from adapters.botauth import BotAuthSigner
 from adapters.browser.actions import carry_out
+from adapters.browser.media import RunMedia
+from adapters.browser.video import Screen
 from domain.agent.actions import Action
 from domain.agent.observation import Observation, PageProbe
 
@@ -74,6 +77,8 @@ class PlaywrightSession:
         self._context, self._page, self._cdp = context, page, cdp
         self._media_dir = media_dir
         """The run's own folder for its trace while it runs; None when it is not kept."""
+        self._screens: list[Screen] = []
+        """Each observation's screenshot with its time, for the video; kept only with a media folder."""
         self._signer, self._authority = signer, authority
         self._status = 200
         self._receipt_header: str | None = None
@@ -131,7 +136,10 @@ class PlaywrightSession:
         for retries, pause in enumerate((*SCREENSHOT_PAUSES, None)):
             try:
                 shot = await self._cdp.send("Page.captureScreenshot", SCREENSHOT)
-                return base64.b64decode(shot["data"]), retries
+                jpeg = base64.b64decode(shot["data"])
+                if self._media_dir is not None:
+                    self._screens.append(Screen(jpeg=jpeg, at=time.monotonic()))
+                return jpeg, retries
             except PlaywrightError as error:
                 if pause is None or TRANSIENT_SCREENSHOT not in str(error):
                     raise
@@ -213,21 +221,25 @@ class PlaywrightSession:
         finally:
             self.discard_media()
 
-    async def close_keeping_trace(self) -> Path | None:
-        """Stop the trace and close the context; returns the trace's file, the caller's to make the video from
-        (`adapters/browser/media.py`) and move away (the folder it lies in goes with `discard_media`). None when no
-        trace was kept or the browser could not write it (a crashed Chromium writes none)."""
+    async def close_keeping_media(self) -> RunMedia | None:
+        """Take the screen as the run left it, stop the trace and close the context; returns the trace's file and
+        the run's screens, the caller's to make the video from (`adapters/browser/media.py`) and move away (the
+        folder they lie in goes with `discard_media`). None when no media was kept. A browser that cannot take
+        the last screen or write the trace (a crashed Chromium writes none) leaves the rest."""
         folder = self._media_dir
         if folder is None:
             await self._context.close()
             return None
+        with contextlib.suppress(PlaywrightError):
+            await self._screenshot()
         trace: Path | None = folder / "trace.zip"
         try:
             await self._context.tracing.stop(path=str(trace))
         except PlaywrightError:
             trace = None
         await self._context.close()
-        return trace if trace is not None and trace.is_file() else None
+        return RunMedia(folder=folder, trace=trace if trace is not None and trace.is_file() else None,
+                        screens=tuple(self._screens))
 
     def discard_media(self) -> None:
         """Remove what is left of the run's media folder (files not moved into the blob store)."""
