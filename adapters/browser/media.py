@@ -52,7 +52,7 @@ def finish_media(media: RunMedia, encoder: str | None) -> MediaFiles:
     if encoder is None:
         return MediaFiles(trace=media.trace, video=None)
     try:
-        video = video_from_screens(list(media.screens), media.folder / "video.webm", encoder)
+        video = video_from_screens(media.screens, media.folder / "video.webm", encoder)
     except (OSError, ValueError, VideoEncoderError):
         log.warning("the video of %s could not be made; the trace is kept alone", media.folder, exc_info=True)
         video = None

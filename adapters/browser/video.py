@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +41,7 @@ class Screen:
     at: float
 
 
-def shown(screens: list[Screen]) -> list[tuple[Screen, float]]:
+def shown(screens: Sequence[Screen]) -> list[tuple[Screen, float]]:
     """Each screen with the seconds it stayed the agent's view, to the millisecond (the WebM's time base); a
     screen replaced within the same millisecond was never seen and is left out."""
     timed: list[tuple[Screen, float]] = []
@@ -51,7 +52,7 @@ def shown(screens: list[Screen]) -> list[tuple[Screen, float]]:
     return timed
 
 
-def video_from_screens(screens: list[Screen], video: Path, encoder: str) -> Path | None:
+def video_from_screens(screens: Sequence[Screen], video: Path, encoder: str) -> Path | None:
     """Write `video` (WebM) from `screens`, in their order; None when there is none. The frames are written
     beside the video (the run's media folder, removed with it)."""
     timed = shown(screens)
