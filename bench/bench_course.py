@@ -9,10 +9,16 @@ the start page, then per step the observation (screenshot + element list), the s
 carried one out (the same click, typing or scroll on the same element), and the judge's probe. Requests are
 signed as the course signs them (Web Bot Auth; s13's gate refuses unsigned ones), so the floor reaches the same
 pages. No agent, no events, no blobs, no leases, no trace. The replay is faithful while each step meets the page
-the course met: a step whose element list differs from the one recorded (a pop-up that came a moment later, a
-page that changed), or whose action ended otherwise, ends that run's replay, since what follows would not be the
-same steps (and an action meant for another page would wait out its time-out, which the course never did). The
-floor's steps/s counts the steps replayed; how many were is printed.
+the course met. A step whose element list differs from the one recorded (s03's pop-up came a moment later, since
+the replay runs faster than the course) or whose action ended otherwise takes the replay of that run off script:
+its remaining steps are still taken (the observation, the recorded action where its element is on the page, the
+probe), so that the floor does as many steps in as many runs as the course and each run's opening and closing is
+spread over the same steps on both sides. A run whose off-script action waited out its time-out (which the course
+never did) ends there. How many steps went off script, and how many runs ended early, is printed.
+
+Until 2 December 2026 a run's replay ended at its first differing step: the floor then replayed 157-181 of 212
+steps, the tails of long runs left out, and its steps/s (and with it the ratio, 0.81-0.95 in four rounds of one
+command) moved with how many were left out more than with anything the harness did.
 
 Until 1 December 2026 the floor reloaded the station's start page at every step instead of replaying the step:
 Chromium spent about a third less CPU on that than on the pages and actions the runs really take (50-57 s
@@ -62,6 +68,7 @@ from adapters.models.lineup import BASELINES  # noqa: E402
 from adapters.settings import Settings  # noqa: E402
 from adapters.wiring import Runtime, build_runtime  # noqa: E402
 from domain.agent.actions import Action  # noqa: E402
+from domain.agent.observation import Observation  # noqa: E402
 from domain.agent.runs import Run  # noqa: E402
 from ops.local_services import local_services  # noqa: E402
 from workers.leases import open_leases  # noqa: E402
@@ -164,37 +171,61 @@ async def timed(browser: PlaywrightBrowser, jobs: list[Callable[[], Coroutine[An
     return time.perf_counter() - began
 
 
+@dataclass
+class FloorTally:
+    """What the replay floor did: the steps it took, how many of them off script, the runs that ended early."""
+
+    steps: int = 0
+    off_script: int = 0
+    ended_early: int = 0
+
+
+def replayable(action: Action, observation: Observation) -> bool:
+    """Whether an action can be carried out again on the page observed: one aimed at an element needs that element
+    (by its id) on the page; the others (scroll, press, back, go to, wait) always can."""
+    target = getattr(action, "id", None)
+    return target is None or any(element.id == target for element in observation.elements)
+
+
 async def replay_floor(plans: list[ReplayPlan], lab: Lab, concurrency: int,
-                       signer: BotAuthSigner | None) -> tuple[float, int]:
-    """The course's browser runs replayed step by step with nothing recorded; seconds, and the steps replayed
-    (each run's, until one met another page than the course's or its action ended otherwise)."""
+                       signer: BotAuthSigner | None) -> tuple[float, FloorTally]:
+    """The course's browser runs replayed step by step with nothing recorded; seconds, and what was replayed
+    (see the module's text for the steps that met another page than the course's)."""
     browser = await PlaywrightBrowser(signer).start()
     limiter = anyio.CapacityLimiter(concurrency)
-    replayed = 0
+    tally = FloorTally()
 
     async def one(plan: ReplayPlan) -> None:
-        nonlocal replayed
         async with limiter:
             url = lab.station_url(plan.station)
             session = await browser.session(url)
+            off_script = False
             try:
                 await session.open(url)
                 for step in plan.steps:
                     observation = await session.observe()
                     if hashlib.sha256(_elements(observation.elements)).hexdigest() != step.elements:
-                        return
-                    if step.action is not None and await session.act(step.action, observation) != step.result:
-                        return
+                        off_script = True
+                    action = step.action
+                    if action is not None and (not off_script or replayable(action, observation)):
+                        result = await session.act(action, observation)
+                        if result != step.result:
+                            if off_script and result.startswith("error: timed out"):
+                                tally.ended_early += 1
+                                return
+                            off_script = True
                     if step.probe:
                         await session.probe()
-                    replayed += 1
+                    tally.steps += 1
+                    tally.off_script += off_script
             except Exception:  # noqa: BLE001 - a page that cannot be captured: the replay of this run ends
+                tally.ended_early += 1
                 return
             finally:
                 await session.close()
 
     seconds = await timed(browser, [partial(one, plan) for plan in plans])
-    return seconds, replayed
+    return seconds, tally
 
 
 @dataclass
@@ -202,15 +233,15 @@ class Round:
     seconds: float
     runs: list[RunState]
     browser_steps: int
-    floor: tuple[float, int] | None
-    """The replay floor's seconds and the steps it replayed."""
+    floor: tuple[float, FloorTally] | None
+    """The replay floor's seconds and what it replayed."""
     reloaded: float | None
 
     def ratio(self) -> float | None:
         if self.floor is None:
             return None
-        floor_seconds, steps = self.floor
-        return (self.browser_steps / self.seconds) / (steps / floor_seconds)
+        floor_seconds, tally = self.floor
+        return (self.browser_steps / self.seconds) / (tally.steps / floor_seconds)
 
 
 def one_round(data: Path, traces: bool, concurrency: int, models: int, floor: str, cpu: ProcessCpu,
@@ -254,10 +285,11 @@ def main() -> None:
             print(f"  course wall-clock {done.seconds:.1f} s, {done.browser_steps / done.seconds:.2f} steps/s")
             print(f"  {cpu.report(f'course {number}')}")
             if done.floor is not None:
-                floor_seconds, steps = done.floor
-                print(f"  floor  wall-clock {floor_seconds:.1f} s, {steps / floor_seconds:.2f} steps/s (the same "
-                      f"steps replayed, nothing recorded: {steps} of {done.browser_steps}, the rest after a page "
-                      f"that differed from the course's)")
+                floor_seconds, tally = done.floor
+                print(f"  floor  wall-clock {floor_seconds:.1f} s, {tally.steps / floor_seconds:.2f} steps/s (the "
+                      f"same steps replayed, nothing recorded: {tally.steps} of {done.browser_steps}, "
+                      f"{tally.off_script} of them off script after a page that differed from the course's; "
+                      f"{tally.ended_early} run{'' if tally.ended_early == 1 else 's'} ended early)")
                 print(f"  {cpu.report(f'floor {number}')}")
                 print(f"  round ratio {done.ratio():.2f}")
             if done.reloaded is not None:
