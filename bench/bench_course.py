@@ -184,7 +184,7 @@ def replayable(action: Action, observation: Observation) -> bool:
     """Whether an action can be carried out again on the page observed: one aimed at an element needs that element
     (by its id) on the page; the others (scroll, press, back, go to, wait) always can."""
     target = getattr(action, "id", None)
-    return target is None or any(element.id == target for element in observation.elements)
+    return target is None or observation.element(target) is not None
 
 
 async def replay_floor(plans: list[ReplayPlan], lab: Lab, concurrency: int,
