@@ -42,7 +42,7 @@ from eventsourcing.persistence import IntegrityError, InterfaceError, Operationa
 
 from adapters.eventstore import column_store, runs_loader, saves_only_put
 from domain.agent.ports import StepRecord
-from domain.agent.runs import Run
+from domain.agent.runs import Run, ShownScreen
 from domain.agent.verdicts import CutShortCause, Verdict
 from domain.eventlog.record import Record
 
@@ -152,12 +152,13 @@ class RecordRunRecorder:
 
         await self._call(cut, "cut-short of run %s", self.run_id)
 
-    async def media_kept(self, *, trace: str | None, trace_bytes: int, video: str | None, video_bytes: int) -> None:
-        """The run's trace and video are in the blob store: name them on the run (once; after it ended)."""
+    async def media_kept(self, *, trace: str | None, trace_bytes: int, screens: tuple[ShownScreen, ...]) -> None:
+        """The run's trace and its video's screens are in the blob store: name them on the run (once; after it
+        ended)."""
         def keep(run: Run) -> bool:
             if run.media_kept or not run.is_over:
                 return False
-            run.keep_media(trace=trace, trace_bytes=trace_bytes, video=video, video_bytes=video_bytes,
+            run.keep_media(trace=trace, trace_bytes=trace_bytes, video=None, video_bytes=0, screens=screens,
                            at=self.record.clock())
             return True
 

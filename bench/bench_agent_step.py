@@ -12,8 +12,8 @@ excluded): the action (a scroll, which loads nothing), the judge's probe, record
 SQLite through the lead's recorder), signing, and the next observation. It is measured twice: with the run's
 Playwright trace being kept (as the course does unless CANITBUY_TRACES=off) and without. All three are measured on
 the same pages, interleaved, with the same browser. Once per traced run, what keeping its media costs after the
-run is timed too: closing the context with its trace, making the video from the run's screens, putting both in
-the blob store (no step waits on it; the course does it beside the next runs).
+run is timed too: closing the context with its trace, putting the trace and the video's screens in the blob store
+(no step waits on it; the course does it beside the next runs; the video itself is made when first watched).
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from pathlib import Path
 
 from adapters.botauth import BotAuthSigner, load_or_create_key
 from adapters.browser.actions import carry_out
-from adapters.browser.media import find_video_encoder, finish_media
 from adapters.browser.playwright_browser import PlaywrightBrowser
 from adapters.browser.session import PROBE_EXPRESSION, SCREENSHOT, observe_expression
 from adapters.settings import Settings
@@ -43,6 +42,7 @@ from domain.eventlog.commands import ScheduleRun
 from domain.eventlog.handlers import schedule_runs
 from domain.week.weeks import week_of
 from lab.server import LabServer
+from workers.executor import put_media
 
 PAGES = ("/", "/products/aero-run-2", "/products/aero-run-2?colour=black&size=42", "/help/delivery")
 
@@ -93,10 +93,7 @@ async def harness(browser: PlaywrightBrowser, runtime: object, task: Task, steps
     kept = await session.close_keeping_media()  # as the worker does once the run has ended (not in a step)
     closed = time.perf_counter()
     if kept is not None:
-        files = await asyncio.to_thread(finish_media, kept, find_video_encoder())
-        for path in (files.trace, files.video):
-            if path is not None:
-                runtime.blobs.put_file(path)  # type: ignore[attr-defined]
+        await asyncio.to_thread(put_media, runtime.blobs, kept)  # type: ignore[attr-defined]
     session.discard_media()
     if media is not None:
         finishing.append(((closed - began) * 1000, (time.perf_counter() - closed) * 1000))
@@ -128,7 +125,7 @@ async def main(steps: int, rounds: int) -> None:
     print(summary("harness step, traces off", plain))
     print(summary("harness step, traces on", traced))
     print(f"after each traced run: close with its trace p50 {statistics.median(c for c, _ in finishing):.1f} ms, "
-          f"video made and both put p50 {statistics.median(f for _, f in finishing):.1f} ms   n={len(finishing)}")
+          f"trace and screens put p50 {statistics.median(f for _, f in finishing):.1f} ms   n={len(finishing)}")
     base = statistics.median(floors)
     print(f"ratio p50 harness / floor: traces off {statistics.median(plain) / base:.2f} (goal <= 1.2), "
           f"traces on {statistics.median(traced) / base:.2f} (goals <= 1.2, issue 17; <= 1.5, issue 13); "

@@ -36,7 +36,10 @@ time goes.
 
 `--models 2` runs the first two built-in agents only (36 runs): shorter, for a loaded machine. The load average
 is printed with the figures, since a busy machine moves both sides of the ratio. The course keeps each run's
-Playwright trace and video, as it does by default (`--traces off`: as with CANITBUY_TRACES=off); the floor never.
+Playwright trace and its video's screens, as it does by default (`--traces off`: as with CANITBUY_TRACES=off); the
+floor never. Since 2 December 2026 a video is made when it is first played, not in the course: each round also
+makes every video of its course after the floor and prints the CPU that took (what the course would have spent
+on them before), outside both the course and the floor.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -71,6 +75,7 @@ from domain.agent.actions import Action  # noqa: E402
 from domain.agent.observation import Observation  # noqa: E402
 from domain.agent.runs import Run  # noqa: E402
 from ops.local_services import local_services  # noqa: E402
+from web.videos import VIDEO_NOTES, RunVideos  # noqa: E402
 from workers.leases import open_leases  # noqa: E402
 from workers.ledger import RunLedger, RunState  # noqa: E402
 from workers.plan import schedule_course  # noqa: E402
@@ -236,6 +241,8 @@ class Round:
     floor: tuple[float, FloorTally] | None
     """The replay floor's seconds and what it replayed."""
     reloaded: float | None
+    videos: tuple[int, float]
+    """Videos made of the course's screens after the floor, and the CPU seconds their ffmpeg took."""
 
     def ratio(self) -> float | None:
         if self.floor is None:
@@ -258,7 +265,26 @@ def one_round(data: Path, traces: bool, concurrency: int, models: int, floor: st
             with cpu.phase(f"floor {number}"):
                 replayed = anyio.run(replay_floor, plans, lab, concurrency, signer)
         reloaded = anyio.run(reload_floor, runs, lab, concurrency) if floor in ("reload", "both") else None
-    return Round(seconds, runs, sum(len(plan.steps) for plan in plans), replayed, reloaded)
+    return Round(seconds, runs, sum(len(plan.steps) for plan in plans), replayed, reloaded, make_videos(settings))
+
+
+def make_videos(settings: Settings) -> tuple[int, float]:
+    """Every video of the course's runs made as the site makes one when it is first played; how many, and the
+    CPU seconds of their ffmpeg."""
+    def children() -> float:
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return used.ru_utime + used.ru_stime
+
+    with build_runtime(settings) as runtime:
+        screens, after = [], 0
+        while page := runtime.record.read_log(after, skim=("Run.StepRecorded",)):
+            screens += [e.payload.screens for e in page if e.name == "Run.MediaKept" and e.payload.screens]
+            after = page[-1].position
+        videos = RunVideos(runtime.blobs, settings.data_dir / VIDEO_NOTES, settings.video_encoder)
+        before = children()
+        for shown in screens:
+            anyio.run(videos.video, shown)
+        return len(screens), children() - before
 
 
 def main() -> None:
@@ -292,6 +318,10 @@ def main() -> None:
                       f"{tally.ended_early} run{'' if tally.ended_early == 1 else 's'} ended early)")
                 print(f"  {cpu.report(f'floor {number}')}")
                 print(f"  round ratio {done.ratio():.2f}")
+            made, cpu_seconds = done.videos
+            if made:
+                print(f"  videos made on first play, after the floor (not in the course): {made}, "
+                      f"{cpu_seconds:.1f} s of ffmpeg's CPU")
             if done.reloaded is not None:
                 print(f"  reload floor wall-clock {done.reloaded:.1f} s (start page reloaded each step, the floor "
                       f"before 1 December 2026): ratio {done.reloaded / done.seconds:.2f}")

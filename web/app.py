@@ -6,6 +6,7 @@ lifespan, and a background task follows the log so cached pages are replaced whe
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -43,6 +44,9 @@ from web.site import Site
 from web.staff import desk, leaderboard_desk
 from web.staff.guard import start_staff
 from web.static_files import StaticFiles
+from web.videos import VIDEO_NOTES, RunVideos
+
+log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).parent / "static"
 
@@ -102,6 +106,10 @@ def create_app(settings: Settings) -> Starlette:
                 directory=directory_document(key), front=remembered,
             )
             app.state.site = site
+            site.videos = RunVideos(runtime.blobs, settings.data_dir / VIDEO_NOTES, settings.video_encoder)
+            if settings.video_encoder is None:
+                log.warning("runs' videos cannot be made here: no ffmpeg on the PATH (Debian's: apt-get install "
+                            "ffmpeg); their screenshots are shown without them")
             site.listeners = await results.start(site)
             await start_staff(site)
             await leaderboard.start(site)

@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 
 TITLES = {
     400: "Bad request", 403: "Forbidden", 404: "Not found", 405: "Method not allowed", 413: "Too large",
-    415: "Unsupported type", 429: "Too many attempts", 500: "Something broke",
+    415: "Unsupported type", 429: "Too many attempts", 500: "Something broke", 503: "Not available now",
 }
 
 
@@ -34,6 +34,13 @@ class BadRequest(HTTPException):
 class Forbidden(HTTPException):
     def __init__(self, detail: str) -> None:
         super().__init__(403, detail)
+
+
+class ServiceUnavailable(HTTPException):
+    """Something the page needs cannot be made now (it may be on a later try)."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(503, detail)
 
 
 def wants_json(request: Request) -> bool:

@@ -21,7 +21,7 @@ from domain.orgs.organisations import OrganisationError
 from domain.projections.facts import RunFact
 from web.errors import Forbidden, NotFound
 from web.public.recording import STREAMED, NotPublic, Recording, load_recording, parse_run_id
-from web.public.runs import render_recording, streamed_blob
+from web.public.runs import render_recording, streamed_blob, video_response
 from web.site import Site
 from web.staff.guard import account_of, end_session, open_session, render
 from web.staff.session import LIFETIME, MEMBERS, Session
@@ -148,6 +148,11 @@ async def run_blob(request: Request) -> Response:
     return _no_store(body, media_type)
 
 
+async def run_video(request: Request) -> Response:
+    site, recording = await _recording(request)
+    return await video_response(request, site, recording, {"Cache-Control": "private, no-store"})
+
+
 def _no_store(body: bytes, media_type: str) -> Response:
     return Response(body, media_type=media_type, headers={"Cache-Control": "private, no-store"})
 
@@ -158,4 +163,5 @@ routes = [
     Route("/org/sign-out", sign_out, methods=["POST"]),
     Route("/org/runs/{run_id:str}", run_page),
     Route("/org/runs/{run_id:str}/blobs/{digest:str}", run_blob, methods=["GET", "HEAD"]),
+    Route("/org/runs/{run_id:str}/video.webm", run_video, methods=["GET", "HEAD"]),
 ]

@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # each area's state, built by its start function in the lifes
     from web.staff.guard import Desk
     from web.staff.leaderboard_desk import ReceiptVerifier
     from web.submission_caps import FloodGuard
+    from web.videos import RunVideos
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -56,6 +57,8 @@ class Site:
     agent_use: AgentUse = field(init=False)
     desk: Desk = field(init=False)
     receipt_verifier: ReceiptVerifier = field(init=False)
+    videos: RunVideos = field(init=False)
+    """Runs' videos, made from their screens when first watched (web/videos.py)."""
     network_salt: bytes = b""
     """The key of the leaderboard's network hashes (not the session cookies' key)."""
     submission_flood: FloodGuard = field(init=False)

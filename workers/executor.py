@@ -13,7 +13,6 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 from uuid import UUID
 
@@ -21,13 +20,13 @@ import anyio
 import anyio.to_thread
 
 from adapters.blobs import Blobs
-from adapters.browser.media import RunMedia, finish_media
+from adapters.browser.media import RunMedia
 from adapters.browser.session import PlaywrightSession
 from adapters.run_recorder import RecordRunRecorder, with_retries
 from domain.agent.agent_ports import ModelConnectionError
 from domain.agent.episode import CutShort, Episode
 from domain.agent.judge import judge_answer
-from domain.agent.runs import Run
+from domain.agent.runs import Run, ShownScreen
 from domain.agent.verdicts import Verdict
 from domain.projections.spend import SpendFold
 from domain.week.weeks import week_of
@@ -151,10 +150,10 @@ async def _read(res: Resources, run: Run, task: Any, began: float) -> str:
 
 
 async def _keep_media(res: Resources, session: PlaywrightSession, recorder: RecordRunRecorder) -> None:
-    """Close the ended run's browser context, keeping its trace and screens; the rest needs no browser (the video
-    made of the screens, both into the blob store, then named on the run), so it is left to `res.after_run` and
-    the pool's slot is free for the next run meanwhile. Losing them (a crashed browser, a full disk) loses no
-    result: it is logged, and the run stands as recorded."""
+    """Close the ended run's browser context, keeping its trace and screens; the rest needs no browser (both into
+    the blob store, then named on the run; the video is made of the screens when it is first watched), so it is
+    left to `res.after_run` and the pool's slot is free for the next run meanwhile. Losing them (a crashed browser,
+    a full disk) loses no result: it is logged, and the run stands as recorded."""
     try:
         with anyio.fail_after(MEDIA_SECONDS):
             media = await session.close_keeping_media()
@@ -171,27 +170,25 @@ async def _keep_media(res: Resources, session: PlaywrightSession, recorder: Reco
 async def _finish_media(res: Resources, session: PlaywrightSession, recorder: RecordRunRecorder,
                         media: RunMedia) -> None:
     try:
-        files = await anyio.to_thread.run_sync(finish_media, media, res.runtime.settings.video_encoder,
-                                               limiter=res.media_limiter)
-        kept = await anyio.to_thread.run_sync(_put_media, res.runtime.blobs, files.trace, files.video)
-        await recorder.media_kept(trace=kept[0][0], trace_bytes=kept[0][1], video=kept[1][0],
-                                  video_bytes=kept[1][1])
+        trace, trace_bytes, screens = await anyio.to_thread.run_sync(put_media, res.runtime.blobs, media,
+                                                                     limiter=res.media_limiter)
+        await recorder.media_kept(trace=trace, trace_bytes=trace_bytes, screens=screens)
     except Exception:  # noqa: BLE001 - the run is recorded; only its trace and video are lost
         log.warning("run %s: its trace and video could not be kept", recorder.run_id, exc_info=True)
     finally:
         session.discard_media()
 
 
-def _put_media(blobs: Blobs, trace: Path | None, video: Path | None) -> tuple[tuple[str | None, int], ...]:
-    """Each file's digest and size once it is in the blob store (the file itself moved away)."""
-    kept: list[tuple[str | None, int]] = []
-    for path in (trace, video):
-        if path is None:
-            kept.append((None, 0))
-            continue
-        size = path.stat().st_size
-        kept.append((blobs.put_file(path), size))
-    return tuple(kept)
+def put_media(blobs: Blobs, media: RunMedia) -> tuple[str | None, int, tuple[ShownScreen, ...]]:
+    """The trace's digest and size once it is in the blob store (the file itself moved away), and the video's
+    screens by digest (the steps' screenshots are there already; the screen the run ended on is put now)."""
+    trace: str | None = None
+    size = 0
+    if media.trace is not None:
+        size = media.trace.stat().st_size
+        trace = blobs.put_file(media.trace)
+    screens = tuple(ShownScreen(screenshot=blobs.put(jpeg), seconds=seconds) for jpeg, seconds in media.shown())
+    return trace, size, screens
 
 
 async def _close_quietly(session: Any) -> None:

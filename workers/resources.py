@@ -31,10 +31,9 @@ from workers.leases import DEFAULT_LEASE_SECONDS, LeaseStore
 
 log = logging.getLogger("canitbuy.worker")
 MEDIA_FOLDER = "media-in-progress"
-"""Under the data folder: each browser run's trace while it runs, and its video while it is made from the run's
-screens, before both go to the blob store."""
+"""Under the data folder: each browser run's trace while it runs, before it goes to the blob store."""
 MEDIA_AT_ONCE = 1
-"""Videos made at once per worker process: one ffmpeg beside the browsers, so the runs' pages keep the CPU."""
+"""Ended runs whose trace and screens go into the blob store at once per worker process (a thread)."""
 
 
 def worker_name() -> str:
@@ -70,7 +69,7 @@ class Resources:
     _after: set[asyncio.Task[None]] = field(default_factory=set)
 
     def after_run(self, work: Callable[[], Coroutine[Any, Any, None]]) -> None:
-        """Work an ended run leaves that needs no browser (its video, its media into the blob store): started now,
+        """Work an ended run leaves that needs no browser (its trace and screens into the blob store): started now,
         done beside the next runs, and awaited by `aclose`, so a pool or worker that stops has finished it."""
         task = asyncio.get_running_loop().create_task(work())
         self._after.add(task)
@@ -173,7 +172,5 @@ def build_resources(
     if origin:
         signer = BotAuthSigner(load_or_create_key(settings.agent_signing_key, settings.data_dir), origin)
     agents = AgentFactory(settings, runtime.blobs, signer)
-    if settings.traces and settings.video_encoder is None:
-        log.warning("runs keep their trace without a video: no ffmpeg on the PATH (Debian's: apt-get install ffmpeg)")
     return Resources(runtime=runtime, leases=leases, lab=Lab(lab_url, settings.lab_domain), agents=agents,
                      lease_seconds=lease_seconds)

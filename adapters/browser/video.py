@@ -1,14 +1,17 @@
-"""A run's video, made from the screens its agent was shown once the run has ended.
+"""A run's video, made from the screens its agent was shown.
 
 Each step's observation is a screenshot of the whole viewport (the JPEG the model is given); the session keeps
 each with its time, and one more when the run is over (the screen as the run left it). The video shows each for
 as long as it stayed the agent's view, until the next step's (ffmpeg's concat demuxer with a duration per frame),
-encoded once as VP8 WebM after the browser context is closed. So it costs no browser work: no frame is drawn or
-read back that the run did not take anyway. Chromium's screencast, which the video was made from before, cost the
-course about a fifth of Chromium's CPU (bench/PROFILE-course.md, "A video of the screens the agent saw"): every
-frame the compositor drew while it ran was read back and scaled, whatever it was asked to deliver. What the
-screencast showed between two steps (a scroll as it moved, a page as it loaded) the trace still holds, as the DOM
-snapshots before and after each action.
+encoded as VP8 WebM. So it costs no browser work: no frame is drawn or read back that the run did not take anyway.
+Chromium's screencast, which the video was made from before, cost the course about a fifth of Chromium's CPU
+(bench/PROFILE-course.md, "A video of the screens the agent saw"): every frame the compositor drew while it ran
+was read back and scaled, whatever it was asked to deliver. What the screencast showed between two steps (a scroll
+as it moved, a page as it loaded) the trace still holds, as the DOM snapshots before and after each action.
+
+Since 2 December 2026 a run keeps its screens (`shown`: each with its seconds) and the video is made the first
+time it is watched (`web/videos.py`), not as the run ends: an ffmpeg a run cost the course about 4 % of its CPU
+(most of it ffmpeg's own start), and most videos are never watched.
 """
 
 from __future__ import annotations
@@ -57,18 +60,17 @@ def shown(screens: Sequence[Screen]) -> list[tuple[Screen, float]]:
     return timed
 
 
-def video_from_screens(screens: Sequence[Screen], video: Path, encoder: str) -> Path | None:
-    """Write `video` (WebM) from `screens`, in their order; None when there is none. The frames are written
-    beside the video (the run's media folder, removed with it)."""
-    timed = shown(screens)
+def encode_video(timed: Sequence[tuple[bytes, float]], video: Path, encoder: str) -> Path | None:
+    """Write `video` (WebM) from JPEGs each shown for its seconds, in order; None when there is none. The frames
+    are written beside the video (in a folder removed when it is made)."""
     if not timed:
         return None
-    folder = video.parent / "frames"
+    folder = video.parent / f"{video.stem}.frames"
     folder.mkdir(exist_ok=True)
     listing = ["ffconcat version 1.0"]
-    for index, (screen, seconds) in enumerate(timed):
+    for index, (jpeg, seconds) in enumerate(timed):
         path = folder / f"{index:05d}.jpeg"
-        path.write_bytes(screen.jpeg)
+        path.write_bytes(jpeg)
         listing += [f"file '{path.name}'", f"duration {seconds:.3f}"]
     listing.append(listing[-2])  # the concat demuxer shows the last file for its duration only when listed again
     (folder / "frames.txt").write_text("\n".join(listing) + "\n")
@@ -78,7 +80,7 @@ def video_from_screens(screens: Sequence[Screen], video: Path, encoder: str) -> 
         "-i", str(folder / "frames.txt"),
         "-an", "-vf", f"scale={width}:{height}:force_original_aspect_ratio=decrease,pad={width}:{height}:-1:-1:gray",
         "-pix_fmt", "yuv420p", "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-crf", "10",
-        "-b:v", "1M", "-threads", "1", str(video),
+        "-b:v", "1M", "-threads", "1", "-fflags", "+bitexact", str(video),
     ]
     try:
         subprocess.run(command, capture_output=True, check=True, timeout=ENCODE_SECONDS)

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Literal
 from uuid import UUID, uuid4
 
+import msgspec
 from eventsourcing.domain import Aggregate
 
 from domain.agent.ports import StepRecord
@@ -24,6 +25,15 @@ MAX_SECONDS = 150.0
 
 class RunError(Exception):
     """A command that does not fit the run's state."""
+
+
+class ShownScreen(msgspec.Struct, frozen=True, kw_only=True):
+    """One screen of a browser run's video: a JPEG in the blob store and how long it stayed the agent's view."""
+
+    screenshot: str
+    """sha256 of the JPEG (a step's screenshot, or the screen as the run left it) in the blob store."""
+    seconds: float
+    """How long it is shown: until the next screen was taken, to the millisecond (the last: one second)."""
 
 
 class Run(Aggregate):
@@ -106,15 +116,21 @@ class Run(Aggregate):
             aggregate.status = "cut_short"
 
     class MediaKept(Aggregate.Event):
-        """The browser run's Playwright trace and video were kept in the blob store, after it ended (the browser
-        writes them when its context closes). Recordings only: no result depends on it. At most one per run."""
+        """The browser run's Playwright trace and the screens of its video were kept in the blob store, after it
+        ended (the browser writes the trace when its context closes). Recordings only: no result depends on it.
+        At most one per run."""
 
         trace: str | None = None
         """sha256 of the Playwright trace (trace.zip; opens in Playwright's trace viewer) in the blob store."""
         trace_bytes: int = 0
         video: str | None = None
-        """sha256 of the run's video (WebM, 480x300) in the blob store."""
+        """sha256 of the run's video (WebM, 480x300) in the blob store, for runs until 2 December 2026, whose
+        video was made as they ended. Later runs name `screens` instead: their video is made from them the first
+        time it is watched (it is a view of the screens, like a page of the site)."""
         video_bytes: int = 0
+        screens: tuple[ShownScreen, ...] = ()
+        """The screens the run's video shows, in order: each step's screenshot, then the screen as the run left
+        it, each for as long as it stayed the agent's view. Empty for runs that named a `video`."""
 
         def apply(self, aggregate: Run) -> None:
             aggregate.media_kept = True
@@ -204,10 +220,10 @@ class Run(Aggregate):
         )
 
     def keep_media(self, *, trace: str | None, trace_bytes: int, video: str | None, video_bytes: int,
-                   at: datetime) -> None:
+                   at: datetime, screens: tuple[ShownScreen, ...] = ()) -> None:
         if not self.is_over:
             raise RunError(f"run {self.id} is {self.status}; its trace and video are kept once it has ended")
         if self.media_kept:
             raise RunError(f"run {self.id} has kept its trace and video already")
         self.trigger_event(self.MediaKept, timestamp=at, trace=trace, trace_bytes=trace_bytes, video=video,
-                           video_bytes=video_bytes)
+                           video_bytes=video_bytes, screens=screens)

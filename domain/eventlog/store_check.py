@@ -3,8 +3,9 @@
 It reads the whole log in order and stops at the first problem, which it names:
 - every event decodes with this version's schema (a damaged or unknown event is the first problem);
 - every aggregate's versions run 1, 2, 3, … with no gap and no repeat (a lost or doubled event);
-- every blob an event names (step screenshots, element lists, model exchanges, runs' traces and videos,
-  manual-test videos, consent letters) is in the blob store, and its bytes hash to its name;
+- every blob an event names (step screenshots, element lists, model exchanges, runs' traces, videos and the
+  screens their videos are made of, manual-test videos, consent letters) is in the blob store, and its bytes
+  hash to its name;
 - every publication recomputes, by replaying the log up to its position, to the sha256 it recorded.
 """
 
@@ -54,6 +55,7 @@ def named_blobs(envelope: Envelope) -> Iterator[str]:
         yield from (d for d in (step.screenshot, step.elements, step.exchange) if d)
     elif envelope.name == "Run.MediaKept":
         yield from (d for d in (payload.trace, payload.video) if d)
+        yield from (screen.screenshot for screen in payload.screens)  # a step's screenshot is named twice
     elif envelope.name == "ManualTest.Recorded" and payload.video:
         yield payload.video
     elif envelope.name == "Organisation.ConsentRecorded":

@@ -18,7 +18,7 @@ import msgspec
 
 from domain.agent.actions import Action
 from domain.agent.ports import StepRecord
-from domain.agent.runs import Run
+from domain.agent.runs import Run, ShownScreen
 from domain.agent.verdicts import Verdict
 from domain.eventlog.record import Record
 from domain.orgs.organisations import OrganisationError
@@ -74,8 +74,14 @@ class RunMedia(msgspec.Struct, kw_only=True):
     """sha256 of trace.zip (opens in Playwright's trace viewer)."""
     trace_bytes: int = 0
     video: str | None = None
-    """sha256 of the WebM video."""
+    """sha256 of the WebM video, for runs until 2 December 2026 (made as they ended)."""
     video_bytes: int = 0
+    screens: tuple[ShownScreen, ...] = ()
+    """The video's screens, for later runs: their video is made of them when first watched."""
+
+    @property
+    def has_video(self) -> bool:
+        return bool(self.video or self.screens)
 
 
 TRACE_TYPE, VIDEO_TYPE = "application/zip", "video/webm"
@@ -110,6 +116,8 @@ class Recording(msgspec.Struct, kw_only=True):
                 found[self.media.trace] = TRACE_TYPE
             if self.media.video:
                 found[self.media.video] = VIDEO_TYPE
+            for screen in self.media.screens:  # the steps' screenshots, and the screen the run ended on
+                found.setdefault(screen.screenshot, "image/jpeg")
         return found
 
 
@@ -148,7 +156,7 @@ def load_recording(record: Record, run_id: UUID, sees_org: SeesOrg = nobody) -> 
             steps.append(event.step)
         elif isinstance(event, Run.MediaKept):
             media = RunMedia(trace=event.trace, trace_bytes=event.trace_bytes, video=event.video,
-                             video_bytes=event.video_bytes)
+                             video_bytes=event.video_bytes, screens=event.screens)
     return Recording(run=_summary(fact, len(steps)), steps=steps, verdict=fact.verdict,
                      position=events[-1].originator_version, private_test=private, media=media)
 
@@ -205,6 +213,8 @@ def recording_json(recording: Recording) -> bytes:
             step.pop("exchange", None)
     if body.get("media") is None:  # runs without a trace and video keep the bytes they always had
         body.pop("media", None)
+    elif not body["media"]["screens"]:  # ...and runs whose video was made as they ended
+        body["media"].pop("screens")
     label = body.pop("private_test")  # public runs keep the shape (and bytes) they always had
     if label is not None:
         body["private_test"] = {"org": label["org"], "name": label["name"], "target_url": label["target_url"],

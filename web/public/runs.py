@@ -18,10 +18,11 @@ from domain.courses.tasks import shopper_brief, task_text
 from domain.leaderboards.arc_judge import ARC_TASK
 from domain.projections.logs import CorrectionsLog
 from web.blob_ranges import blob_response
-from web.errors import NotFound
+from web.errors import NotFound, ServiceUnavailable
 from web.public.recording import (
     STREAMED,
     TRACE_TYPE,
+    VIDEO_TYPE,
     ExchangeView,
     NotPublic,
     Recording,
@@ -34,6 +35,7 @@ from web.public.results import data_of
 from web.public.week_views import OUTCOME_WORDS
 from web.rendering import Page, send
 from web.site import Site
+from web.videos import NoVideoEncoder, VideoNotMade
 
 MAX_ELEMENTS_SHOWN = 300
 
@@ -143,7 +145,40 @@ async def streamed_blob(request: Request, site: Site, recording: Recording, dige
     return blob_response(request, site.runtime.blobs, digest, size, media_type, headers)
 
 
+async def run_video(request: Request) -> Response:
+    site: Site = request.app.state.site
+    recording = await recording_of(site, request.path_params["run_id"])
+    return await video_response(request, site, recording, {"Cache-Control": "public, max-age=86400"})
+
+
+async def video_response(request: Request, site: Site, recording: Recording, headers: dict[str, str]) -> Response:
+    """The run's video (the caller checked the run may be seen), in pieces, with byte ranges: the one it named
+    when it ended, else the one made of its screens, made now when it is watched for the first time."""
+    media = recording.media
+    if media is None or not media.has_video:
+        raise NotFound("This run kept no video: a reading run has none, nor a run from before its browser "
+                       "kept media, nor one made with CANITBUY_TRACES=off.")
+    try:
+        digest = media.video or await site.videos.video(media.screens)
+    except NoVideoEncoder:
+        raise NotFound("This site cannot make the run's video: it has no ffmpeg. The run's screenshots are on "
+                       "its page, one a step.") from None
+    except VideoNotMade as error:
+        raise ServiceUnavailable(f"The run's video could not be made ({error}); its screenshots are on its "
+                                 "page.") from None
+    etag = f'"{digest[:32]}"'
+    headers = {**headers, "ETag": etag}
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    try:
+        size = await site.call(site.runtime.blobs.size, digest)
+    except KeyError:
+        raise NotFound("The video is referenced by the run but missing from the store.") from None
+    return blob_response(request, site.runtime.blobs, digest, size, VIDEO_TYPE, headers)
+
+
 routes = [
     Route("/runs/{run_id:str}", run_page),
+    Route("/runs/{run_id:str}/video.webm", run_video, methods=["GET", "HEAD"]),
     Route("/runs/{run_id:str}/blobs/{digest:str}", run_blob, methods=["GET", "HEAD"]),
 ]

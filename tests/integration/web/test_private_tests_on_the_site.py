@@ -82,7 +82,8 @@ def org_sign_in(site: Any, email: str, password: str) -> Any:
 
 
 def test_the_run_routes_are_the_ones_enumerated():
-    assert {r.path for r in run_routes} <= {"/runs/{run_id:str}", "/runs/{run_id:str}/blobs/{digest:str}"}
+    assert {r.path for r in run_routes} <= {"/runs/{run_id:str}", "/runs/{run_id:str}/blobs/{digest:str}",
+                                            "/runs/{run_id:str}/video.webm"}
 
 
 def test_without_consent_a_private_run_shows_on_no_public_route_of_the_app(site) -> None:

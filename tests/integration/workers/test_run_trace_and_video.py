@@ -1,6 +1,8 @@
-"""Every browser run of the course keeps a Playwright trace and a video in the blob store, named on the run by
-Run.MediaKept; the recording page offers both with their sizes; a private run's never open publicly; the check
-of the store verifies them; CANITBUY_TRACES=off keeps neither. Real Chromium, the real lab, SQLite."""
+"""Every browser run of the course keeps a Playwright trace and the screens of its video in the blob store, named
+on the run by Run.MediaKept; the worker makes no video: the site makes it of the screens the first time it is
+played (once, however many ask at once), and serves a video an older run named as it is; the recording page offers
+both; a private run's never open publicly; the check of the store verifies them; CANITBUY_TRACES=off keeps
+neither. Real Chromium, the real lab, the real ffmpeg (behind a script that counts its calls), SQLite."""
 
 from __future__ import annotations
 
@@ -19,15 +21,18 @@ import jsonschema
 import msgspec
 import pytest
 
+from adapters.blobs import Blobs
 from adapters.settings import Settings, SettingsError
 from adapters.wiring import Runtime, build_runtime
 from domain.agent.runs import Run
+from domain.agent.verdicts import Verdict
 from domain.eventlog.commands import ScheduleRun
 from domain.eventlog.handlers import schedule_runs
 from domain.eventlog.store_check import StoreProblem, check_store
 from lab.server import LabServer
 from web.app import create_app
 from web.public.recording import load_recording
+from web.videos import VIDEO_NOTES, RunVideos
 from workers.executor import execute_run
 from workers.leases import open_leases
 from workers.resources import MEDIA_FOLDER, build_resources
@@ -92,25 +97,51 @@ def playable_seconds(video: bytes, tmp_path: Path) -> float:
     return float(found["format"]["duration"])
 
 
+def counting_encoder(folder: Path) -> tuple[str, Path]:
+    """The system's ffmpeg behind a script that notes each call: the script's path, and the file of its calls."""
+    ffmpeg = shutil.which("ffmpeg")
+    assert ffmpeg, "ffmpeg (Debian's) makes the videos"
+    calls = folder / "ffmpeg-calls"
+    script = folder / "ffmpeg"
+    script.write_text(f'#!/bin/sh\necho call >> "{calls}"\nexec "{ffmpeg}" "$@"\n')
+    script.chmod(0o755)
+    return str(script), calls
+
+
+def calls_of(calls: Path) -> int:
+    return len(calls.read_text().splitlines()) if calls.exists() else 0
+
+
 @pytest.fixture(scope="module")
-def traced(lab: LabServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, UUID, UUID]]:
-    """A store with two course runs kept with trace and video: a public one, and acme's private test."""
-    settings = Settings(data_dir=tmp_path_factory.mktemp("traced") / "var", site_secret="test secret " * 4)
+def traced(lab: LabServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, UUID, UUID, Path]]:
+    """A store with two course runs kept with trace and screens: a public one, and acme's private test; and the
+    file where the encoder notes its calls."""
+    folder = tmp_path_factory.mktemp("traced")
+    encoder, calls = counting_encoder(folder)
+    settings = Settings(data_dir=folder / "var", site_secret="test secret " * 4, video_encoder=encoder)
     assert settings.traces  # on unless turned off
     with build_runtime(settings) as runtime:
         runtime.record.register_organisation(slug="acme", name="Acme Shoes", by="staff@canitbuy.com")
         public = run_on_lab(runtime, settings, lab)
         private = run_on_lab(runtime, settings, lab, org="acme")
-    yield settings, public, private
+    yield settings, public, private, calls
 
 
-def test_a_course_run_keeps_a_trace_zip_and_a_playable_video_in_the_blob_store(traced, tmp_path) -> None:
-    settings, public, _ = traced
+def test_a_course_run_keeps_a_trace_zip_and_its_videos_screens_and_makes_no_video(traced) -> None:
+    settings, public, _, calls = traced
+    assert calls_of(calls) == 0  # the worker ran no ffmpeg: the video is made when it is first played
     with build_runtime(settings) as runtime:
         [kept] = media_of(runtime, public)
-        assert kept.trace and kept.video
-        trace, video = runtime.blobs.get(kept.trace), runtime.blobs.get(kept.video)
-    assert (len(trace), len(video)) == (kept.trace_bytes, kept.video_bytes)
+        assert kept.trace and (kept.video, kept.video_bytes) == (None, 0)
+        trace = runtime.blobs.get(kept.trace)
+        recording = load_recording(runtime.record, public, lambda org: False)
+        shots = [step.screenshot for step in recording.steps if step.screenshot]
+        assert all(runtime.blobs.has(screen.screenshot) for screen in kept.screens)
+    assert len(trace) == kept.trace_bytes
+    # Each step's screenshot in order, then the screen as the run left it (after its last action), a second.
+    assert [screen.screenshot for screen in kept.screens[:-1]] == shots and len(shots) >= 2
+    assert kept.screens[-1].screenshot not in shots and kept.screens[-1].seconds == 1.0
+    assert all(screen.seconds > 0 for screen in kept.screens)
     with zipfile.ZipFile(io.BytesIO(trace)) as archive:
         assert archive.testzip() is None
         names = archive.namelist()
@@ -121,7 +152,6 @@ def test_a_course_run_keeps_a_trace_zip_and_a_playable_video_in_the_blob_store(t
     # of the screens the agent was shown instead.
     assert not any(e.get("type") == "screencast-frame" for e in events)
     assert any(n.startswith("resources/") for n in names)
-    assert playable_seconds(video, tmp_path) > 0.3
     assert not any((settings.data_dir / MEDIA_FOLDER).iterdir())  # the files moved into the store, none left
 
 
@@ -152,17 +182,26 @@ def difference(a: bytes, b: bytes) -> float:
     return sum(abs(x - y) for x, y in zip(a, b, strict=True)) / len(a)
 
 
-def test_the_video_shows_each_screen_the_agent_was_shown_then_the_screen_as_the_run_left_it(traced, tmp_path) -> None:
+def test_the_video_is_made_of_its_screens_when_first_played_and_once(traced, tmp_path) -> None:
     """One video frame for each step's screenshot, in order, then the screen after the last action (listed twice
-    for ffmpeg to show it): the video's frames are the recorded screenshots, not a capture of its own."""
-    settings, public, _ = traced
+    for ffmpeg to show it): the video's frames are the recorded screenshots, not a capture of its own. It is made
+    at the first request; later ones, and a site started anew, serve the same blob."""
+    settings, public, _, calls = traced
+    before = calls_of(calls)
+    with TestClient(create_app(settings), base_url="https://testserver") as client:
+        first = client.get(f"/runs/{public}/video.webm")
+        again = client.get(f"/runs/{public}/video.webm")
+    with TestClient(create_app(settings), base_url="https://testserver") as client:
+        restarted = client.get(f"/runs/{public}/video.webm", headers={"Range": "bytes=0-99"})
+    assert first.status_code == 200 and first.headers["content-type"] == "video/webm"
+    assert again.content == first.content and calls_of(calls) == before + 1
+    assert restarted.status_code == 206 and restarted.content == first.content[:100]
+    assert restarted.headers["content-range"] == f"bytes 0-99/{len(first.content)}"
+    video = first.content
     with build_runtime(settings) as runtime:
-        [kept] = media_of(runtime, public)
-        assert kept.video
-        video = runtime.blobs.get(kept.video)
         recording = load_recording(runtime.record, public, lambda org: False)
         shots = [runtime.blobs.get(step.screenshot) for step in recording.steps if step.screenshot]
-    assert len(shots) >= 2
+    assert playable_seconds(video, tmp_path) > 0.3
     stream = video_stream(video, tmp_path)
     assert (stream["width"], stream["height"]) == (480, 300)
     assert int(stream["nb_read_frames"]) == len(shots) + 1 + 1
@@ -177,8 +216,30 @@ def test_the_video_shows_each_screen_the_agent_was_shown_then_the_screen_as_the_
     assert 1.0 < float(stream["duration"]) < 60
 
 
-def test_the_recording_page_offers_the_trace_and_the_video_with_their_sizes(traced) -> None:
-    settings, public, _ = traced
+def test_requests_for_the_same_video_at_once_make_it_once(traced, tmp_path) -> None:
+    settings, public, _, _ = traced
+    encoder, calls = counting_encoder(tmp_path)
+    with build_runtime(settings) as runtime:
+        [kept] = media_of(runtime, public)
+        videos = RunVideos(runtime.blobs, tmp_path / VIDEO_NOTES, encoder)
+
+        async def four() -> list[str]:
+            made: list[str] = []
+
+            async def one() -> None:
+                made.append(await videos.video(kept.screens))
+
+            async with anyio.create_task_group() as group:
+                for _ in range(4):
+                    group.start_soon(one)
+            return made
+
+        made = anyio.run(four)
+    assert len(set(made)) == 1 and len(made) == 4 and calls_of(calls) == 1
+
+
+def test_the_recording_page_offers_the_trace_and_the_video(traced) -> None:
+    settings, public, _, _ = traced
     with build_runtime(settings) as runtime:
         [kept] = media_of(runtime, public)
     with TestClient(create_app(settings), base_url="https://testserver") as client:
@@ -186,54 +247,86 @@ def test_the_recording_page_offers_the_trace_and_the_video_with_their_sizes(trac
         recording = client.get(f"/api/runs/{public}.json").json()
         jsonschema.validate(recording, client.get("/api/schemas/run.json").json())
         trace = client.get(f"/runs/{public}/blobs/{kept.trace}")
-        video_part = client.get(f"/runs/{public}/blobs/{kept.video}", headers={"Range": "bytes=0-99"})
+        last_screen = client.get(f"/runs/{public}/blobs/{kept.screens[-1].screenshot}")
+        head = client.head(f"/runs/{public}/video.webm")
     assert page.status_code == 200
     html = page.text
     assert "Trace and video" in html
-    assert f'src="/runs/{public}/blobs/{kept.video}"' in html
+    assert f'src="/runs/{public}/video.webm"' in html and 'preload="none"' in html  # reading the page makes none
+    assert f'poster="/runs/{public}/blobs/{kept.screens[0].screenshot}"' in html
     assert f'href="/runs/{public}/blobs/{kept.trace}"' in html
     assert f"trace.zip, {size_words(kept.trace_bytes)})" in html
-    assert f"WebM, {size_words(kept.video_bytes)})" in html
-    assert recording["media"] == {"trace": kept.trace, "trace_bytes": kept.trace_bytes, "video": kept.video,
-                                  "video_bytes": kept.video_bytes}
+    assert f"WebM, {len(kept.screens)} screens, made when first played)" in html
+    assert recording["media"] == {"trace": kept.trace, "trace_bytes": kept.trace_bytes, "video": None,
+                                  "video_bytes": 0, "screens": [{"screenshot": s.screenshot, "seconds": s.seconds}
+                                                                for s in kept.screens]}
     assert trace.status_code == 200 and trace.headers["content-type"] == "application/zip"
     assert f'filename="trace-{public}.zip"' in trace.headers["content-disposition"]
     assert len(trace.content) == kept.trace_bytes
-    assert video_part.status_code == 206 and video_part.headers["content-type"] == "video/webm"
-    assert video_part.headers["content-range"] == f"bytes 0-99/{kept.video_bytes}" and len(video_part.content) == 100
+    assert last_screen.status_code == 200 and last_screen.headers["content-type"] == "image/jpeg"
+    assert head.status_code == 200 and head.headers["content-type"] == "video/webm" and not head.content
+
+
+def test_a_video_an_older_run_named_is_served_as_it_is(traced, tmp_path) -> None:
+    """Runs until 2 December 2026 named a video made as they ended: it is served, nothing is made anew."""
+    settings, _, _, calls = traced
+    before = calls_of(calls)
+    older = b"\x1aE\xdf\xa3" + b"an older run's video " * 100
+    with build_runtime(settings) as runtime:
+        at = runtime.record.clock()
+        run = Run.schedule(station="s01", model="baseline-robust", course_version="2.1", week=WEEK,
+                           kind="browser", requested_by="test", at=at)
+        run.start(worker="w", browser_version="chromium", agent_version="a", at=at)
+        run.finish(Verdict(passed=False, outcome="stopped"), steps=0, seconds=1.0, at=at)
+        digest = runtime.blobs.put(older)
+        run.keep_media(trace=None, trace_bytes=0, video=digest, video_bytes=len(older), at=at)
+        runtime.record.save(run)
+    with TestClient(create_app(settings), base_url="https://testserver") as client:
+        page = client.get(f"/runs/{run.id}")
+        video = client.get(f"/runs/{run.id}/video.webm")
+        by_digest = client.get(f"/runs/{run.id}/blobs/{digest}")
+        recording = client.get(f"/api/runs/{run.id}.json").json()
+    assert video.content == older == by_digest.content and calls_of(calls) == before
+    assert f"WebM, {size_words(len(older))})" in page.text and "poster=" not in page.text
+    assert recording["media"] == {"trace": None, "trace_bytes": 0, "video": digest, "video_bytes": len(older)}
 
 
 def test_a_private_runs_trace_and_video_are_never_served_publicly(traced) -> None:
-    settings, public, private = traced
+    settings, public, private, _ = traced
     with build_runtime(settings) as runtime:
         [kept] = media_of(runtime, private)
-        assert kept.trace and kept.video
+        assert kept.trace and kept.screens
         members_view = load_recording(runtime.record, private, lambda org: org == "acme")
-        assert members_view.media is not None and members_view.blobs()[kept.video] == "video/webm"
+        assert members_view.media is not None and members_view.blobs()[kept.screens[-1].screenshot] == "image/jpeg"
+        # The same bytes under the public run are the public run's (both may end on the same screen).
+        public_blobs = load_recording(runtime.record, public).blobs()
     with TestClient(create_app(settings), base_url="https://testserver") as client:
-        for digest in (kept.trace, kept.video):
+        for digest in (kept.trace, *(s.screenshot for s in kept.screens if s.screenshot not in public_blobs)):
             assert client.get(f"/runs/{private}/blobs/{digest}").status_code == 404
             assert client.get(f"/runs/{public}/blobs/{digest}").status_code == 404  # not under another run
             assert client.get(f"/org/runs/{private}/blobs/{digest}").status_code == 404  # not signed in
+        assert client.get(f"/runs/{private}/video.webm").status_code == 404
+        assert client.get(f"/org/runs/{private}/video.webm").status_code == 404  # not signed in
         assert client.get(f"/runs/{private}").status_code == 404
         assert client.get(f"/api/runs/{private}.json").status_code == 404
 
 
-def test_the_store_check_verifies_the_traces_and_videos(traced) -> None:
-    settings, public, _ = traced
+def test_the_store_check_verifies_the_traces_and_the_videos_screens(traced) -> None:
+    settings, public, _, _ = traced
     with build_runtime(settings) as runtime:
         report = check_store(runtime.record.read_log, runtime.blobs)
         [kept] = media_of(runtime, public)
         assert kept.trace is not None
-        path = runtime.blobs.file(kept.trace)  # type: ignore[attr-defined]
-        good = path.read_bytes()
-        try:
-            path.write_bytes(good[:-1])
-            with pytest.raises(StoreProblem, match=f"blob {kept.trace} .* is damaged"):
-                check_store(runtime.record.read_log, runtime.blobs)
-        finally:
-            path.write_bytes(good)
-    assert report.blobs >= 4 + 2  # each run's trace and video besides the steps' blobs
+        for digest in (kept.trace, kept.screens[-1].screenshot):  # the screen the run ended on is no step's
+            path = runtime.blobs.file(digest)  # type: ignore[attr-defined]
+            good = path.read_bytes()
+            try:
+                path.write_bytes(good[:-1])
+                with pytest.raises(StoreProblem, match=f"blob {digest} .* is damaged"):
+                    check_store(runtime.record.read_log, runtime.blobs)
+            finally:
+                path.write_bytes(good)
+    assert report.blobs >= 4 + 2  # each run's trace and last screen besides the steps' blobs
 
 
 def test_traces_off_keeps_no_trace_and_no_video(lab, tmp_path) -> None:
@@ -249,6 +342,8 @@ def test_traces_off_keeps_no_trace_and_no_video(lab, tmp_path) -> None:
     with TestClient(create_app(settings), base_url="https://testserver") as client:
         assert "Trace and video" not in client.get(f"/runs/{run_id}").text
         assert "media" not in client.get(f"/api/runs/{run_id}.json").json()  # older runs' bytes, unchanged
+        missing = client.get(f"/runs/{run_id}/video.webm")
+    assert missing.status_code == 404 and "This run kept no video" in missing.text
 
 
 def test_the_setting_reads_on_and_off_and_refuses_anything_else() -> None:
@@ -259,20 +354,32 @@ def test_the_setting_reads_on_and_off_and_refuses_anything_else() -> None:
         Settings.from_env({"CANITBUY_TRACES": "sometimes"})
 
 
-def test_without_a_video_encoder_a_run_keeps_its_trace_alone_and_its_result(lab, tmp_path) -> None:
+def test_a_site_without_a_video_encoder_says_so_and_keeps_the_rest(traced, tmp_path) -> None:
+    settings, public, _, _ = traced
     assert Settings.from_env({"PATH": str(tmp_path)}).video_encoder is None  # no ffmpeg there
-    settings = Settings(data_dir=tmp_path / "var", video_encoder=None)
     with build_runtime(settings) as runtime:
-        run_id = run_on_lab(runtime, settings, lab)
-        [kept] = media_of(runtime, run_id)
-        assert kept.trace and kept.trace_bytes > 0 and (kept.video, kept.video_bytes) == (None, 0)
-        assert runtime.record.get_run(run_id).status == "finished"
+        [kept] = media_of(runtime, public)
+        blobs: Blobs = runtime.blobs
+        made = anyio.run(RunVideos(blobs, tmp_path / VIDEO_NOTES, settings.video_encoder).video, kept.screens)
+        # A video made before is found without an encoder; only making one needs it.
+        assert anyio.run(RunVideos(blobs, tmp_path / VIDEO_NOTES, None).video, kept.screens) == made
+    bare = msgspec.structs.replace(settings, video_encoder=None, data_dir=tmp_path / "copy")
+    shutil.copytree(settings.data_dir, bare.data_dir, ignore=shutil.ignore_patterns(VIDEO_NOTES))
+    with TestClient(create_app(bare), base_url="https://testserver") as client:
+        video = client.get(f"/runs/{public}/video.webm")
+        page = client.get(f"/runs/{public}")
+    assert video.status_code == 404 and "it has no ffmpeg" in video.text
+    assert page.status_code == 200 and "Trace and video" in page.text
 
 
-def test_a_broken_encoder_loses_the_video_alone(lab, tmp_path) -> None:
-    settings = Settings(data_dir=tmp_path / "var", video_encoder="/bin/false")
-    with build_runtime(settings) as runtime:
-        run_id = run_on_lab(runtime, settings, lab)
-        [kept] = media_of(runtime, run_id)
-        assert kept.trace and (kept.video, kept.video_bytes) == (None, 0)
-    assert not any((settings.data_dir / MEDIA_FOLDER).iterdir())  # the frames unpacked for it are gone too
+def test_a_broken_encoder_answers_a_clear_error_and_loses_nothing(traced, tmp_path) -> None:
+    settings, public, _, _ = traced
+    broken = msgspec.structs.replace(settings, video_encoder="/bin/false", data_dir=tmp_path / "copy")
+    shutil.copytree(settings.data_dir, broken.data_dir, ignore=shutil.ignore_patterns(VIDEO_NOTES))
+    with TestClient(create_app(broken), base_url="https://testserver") as client:
+        video = client.get(f"/runs/{public}/video.webm")
+        page = client.get(f"/runs/{public}")
+    assert video.status_code == 503 and "could not be made" in video.text
+    assert page.status_code == 200
+    notes = broken.data_dir / VIDEO_NOTES
+    assert not any(p.is_file() for p in notes.rglob("*"))  # nothing half made is left, nor noted

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import msgspec
 import pytest
 
-from domain.agent.runs import Run, RunError
+from domain.agent.runs import Run, RunError, ShownScreen
 from domain.agent.verdicts import Verdict
 from domain.eventlog.schema import Envelope, encode_payload, payload_decoder
 from domain.projections.fold import LogState, fold_run, scheduled
@@ -51,3 +51,15 @@ def test_the_event_decodes_with_the_schema_and_changes_no_weeks_facts() -> None:
     assert msgspec.structs.asdict(fact) == before
     state_of_log = LogState()
     assert state_of_log.apply(Envelope(5, str(run.id), 5, "Run.MediaKept", payload)) == frozenset()
+
+
+def test_the_videos_screens_decode_and_an_older_event_without_them_decodes_with_none() -> None:
+    run = ended_run()
+    screens = (ShownScreen(screenshot="c" * 64, seconds=1.234), ShownScreen(screenshot="d" * 64, seconds=1.0))
+    run.keep_media(trace=TRACE, trace_bytes=10, video=None, video_bytes=0, screens=screens, at=AT)
+    kept = run.collect_events()[-1]
+    state = {k: v for k, v in vars(kept).items() if k not in ("originator_id", "originator_version")}
+    assert payload_decoder("Run.MediaKept").decode(encode_payload(state)).screens == screens
+    older = {k: v for k, v in state.items() if k != "screens"}  # as runs until 2 December 2026 wrote it
+    decoded = payload_decoder("Run.MediaKept").decode(encode_payload({**older, "video": VIDEO, "video_bytes": 20}))
+    assert (decoded.video, decoded.screens) == (VIDEO, ())
