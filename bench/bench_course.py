@@ -34,6 +34,15 @@ median of the rounds' ratios. Each phase also prints the CPU each kind of proces
 renderer and GPU processes, Playwright's driver, ffmpeg, ours; `process_cpu.py`): on two cores that is where the
 time goes.
 
+Under other work (the test suite's load changes from one test folder to the next within a minute) a course and
+its floor measured one after the other meet different loads, and the wall-clock ratio says which parts of that
+work each met. So each round also gives the CPU a step of each side, exact (`tree_cpu`: our process and every
+process under it, Chromium's and the driver's included, each phase starting and stopping its own), and their
+ratio: other work slows a step's wall-clock, hardly the CPU the step takes, so the CPU ratio is the figure to
+compare under load. (Running the course in chunks, each chunk's floor right after it, was tried on 2 December
+2026: each chunk's end drains its runs' concurrency, both sides took half as long again and the ratio rose to
+0.93-0.95 against 0.89 for the same course whole, a measure of draining rather than of the harness.)
+
 `--models 2` runs the first two built-in agents only (36 runs): shorter, for a loaded machine. The load average
 is printed with the figures, since a busy machine moves both sides of the ratio. The course keeps each run's
 Playwright trace and its video's screens, as it does by default (`--traces off`: as with CANITBUY_TRACES=off); the
@@ -241,6 +250,9 @@ class Round:
     floor: tuple[float, FloorTally] | None
     """The replay floor's seconds and what it replayed."""
     reloaded: float | None
+    cpu: tuple[float, float]
+    """CPU seconds of the course and of its floor: our process and every process under it, exact (see
+    `tree_cpu`)."""
     videos: tuple[int, float]
     """Videos made of the course's screens after the floor, and the CPU seconds their ffmpeg took."""
 
@@ -250,22 +262,44 @@ class Round:
         floor_seconds, tally = self.floor
         return (self.browser_steps / self.seconds) / (tally.steps / floor_seconds)
 
+    def cpu_ratio(self) -> float | None:
+        """The floor's CPU a step over the course's: what the harness costs in CPU, whatever else the machine
+        runs (other work moves wall-clock, hardly the CPU a step takes)."""
+        if self.floor is None:
+            return None
+        course_cpu, floor_cpu = self.cpu
+        return (floor_cpu / self.floor[1].steps) / (course_cpu / self.browser_steps)
+
 
 def one_round(data: Path, traces: bool, concurrency: int, models: int, floor: str, cpu: ProcessCpu,
               number: int) -> Round:
     """A course on a fresh store and lab, then its floor, each phase's CPU sampled as `course N` and `floor N`."""
     settings = Settings(data_dir=data / f"round-{number}", traces=traces)
     with local_services(settings) as services:
+        began = tree_cpu()
         with cpu.phase(f"course {number}"):
             seconds, runs, plans, signer = anyio.run(course, settings, services.lab_url, services.directory_url,
                                                      concurrency, models)
+        course_cpu = tree_cpu() - began
         lab = Lab(services.lab_url, settings.lab_domain)
         replayed = None
+        began = tree_cpu()
         if floor in ("replay", "both"):
             with cpu.phase(f"floor {number}"):
                 replayed = anyio.run(replay_floor, plans, lab, concurrency, signer)
+        floor_cpu = tree_cpu() - began
         reloaded = anyio.run(reload_floor, runs, lab, concurrency) if floor in ("reload", "both") else None
-    return Round(seconds, runs, sum(len(plan.steps) for plan in plans), replayed, reloaded, make_videos(settings))
+    return Round(seconds, runs, sum(len(plan.steps) for plan in plans), replayed, reloaded, (course_cpu, floor_cpu),
+                 make_videos(settings))
+
+
+def tree_cpu() -> float:
+    """CPU seconds of our process and of every process under it that has ended: each phase starts and stops its
+    own browser and Playwright driver, and each process is reaped by its parent (Chromium's renderers by its
+    zygote, the browser by the driver, the driver and ffmpeg by us), so across a phase this is exact, where the
+    sampler misses the last tenth of a second of every process that ends between two samples."""
+    own, ended = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + ended.ru_utime + ended.ru_stime
 
 
 def make_videos(settings: Settings) -> tuple[int, float]:
@@ -317,7 +351,10 @@ def main() -> None:
                       f"{tally.off_script} of them off script after a page that differed from the course's; "
                       f"{tally.ended_early} run{'' if tally.ended_early == 1 else 's'} ended early)")
                 print(f"  {cpu.report(f'floor {number}')}")
-                print(f"  round ratio {done.ratio():.2f}")
+                course_cpu, floor_cpu = done.cpu
+                print(f"  round ratio {done.ratio():.2f}; CPU a step (our process and all under it, exact): "
+                      f"course {course_cpu / done.browser_steps * 1000:.0f} ms, floor "
+                      f"{floor_cpu / tally.steps * 1000:.0f} ms, CPU ratio {done.cpu_ratio():.2f}")
             made, cpu_seconds = done.videos
             if made:
                 print(f"  videos made on first play, after the floor (not in the course): {made}, "
@@ -329,6 +366,9 @@ def main() -> None:
     if ratios:
         print(f"ratio {statistics.median(ratios):.2f} of the floor (goal >= 0.9), median of {len(ratios)} "
               f"round{'s' if len(ratios) > 1 else ''}: {', '.join(f'{r:.2f}' for r in ratios)}")
+        by_cpu = [r for r in (done.cpu_ratio() for done in rounds) if r is not None]
+        print(f"CPU ratio {statistics.median(by_cpu):.2f} (the floor's CPU a step over the course's; it holds "
+              f"under other work, where wall-clock does not): {', '.join(f'{r:.2f}' for r in by_cpu)}")
     print(f"load average {load:.2f} -> {os.getloadavg()[0]:.2f}")
 
 
