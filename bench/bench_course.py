@@ -298,27 +298,29 @@ def tree_cpu() -> float:
     own browser and Playwright driver, and each process is reaped by its parent (Chromium's renderers by its
     zygote, the browser by the driver, the driver and ffmpeg by us), so across a phase this is exact, where the
     sampler misses the last tenth of a second of every process that ends between two samples."""
-    own, ended = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + ended.ru_utime + ended.ru_stime
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime + ended_cpu()
+
+
+def ended_cpu() -> float:
+    """CPU seconds of every process under ours that has ended and been reaped (see `tree_cpu`)."""
+    ended = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ended.ru_utime + ended.ru_stime
 
 
 def make_videos(settings: Settings) -> tuple[int, float]:
     """Every video of the course's runs made as the site makes one when it is first played; how many, and the
     CPU seconds of their ffmpeg."""
-    def children() -> float:
-        used = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return used.ru_utime + used.ru_stime
-
     with build_runtime(settings) as runtime:
         screens, after = [], 0
         while page := runtime.record.read_log(after, skim=("Run.StepRecorded",)):
             screens += [e.payload.screens for e in page if e.name == "Run.MediaKept" and e.payload.screens]
             after = page[-1].position
         videos = RunVideos(runtime.blobs, settings.data_dir / VIDEO_NOTES, settings.video_encoder)
-        before = children()
+        before = ended_cpu()
         for shown in screens:
             anyio.run(videos.video, shown)
-        return len(screens), children() - before
+        return len(screens), ended_cpu() - before
 
 
 def main() -> None:

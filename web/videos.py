@@ -26,15 +26,13 @@ import anyio
 import anyio.to_thread
 
 from adapters.blobs import Blobs
-from adapters.browser.video import FRAME_HEIGHT, FRAME_WIDTH, LOWRES, VideoEncoderError, encode_video
+from adapters.browser.video import VIDEO_FORMAT, VideoEncoderError, encode_video
 from domain.agent.runs import ShownScreen
 
 log = logging.getLogger(__name__)
 
 VIDEO_NOTES = "videos"
 """Under the data folder: which blob holds the video made of which screens."""
-VIDEO_FORMAT = f"webm vp8 {FRAME_WIDTH}x{FRAME_HEIGHT} lowres {LOWRES} v1"
-"""How the videos are encoded; part of each video's name, so a change of encoding makes them anew."""
 VIDEOS_AT_ONCE = 1
 """Videos made at once by one site process (each an ffmpeg of its own)."""
 

@@ -37,6 +37,18 @@ LOWRES = 1
 frame: the frame is smaller still, and decoding the full 1280x800 was a fifth of what a video cost ffmpeg."""
 
 
+ENCODING = (
+    "-an", "-vf", f"scale={FRAME_WIDTH}:{FRAME_HEIGHT}:force_original_aspect_ratio=decrease,"
+                  f"pad={FRAME_WIDTH}:{FRAME_HEIGHT}:-1:-1:gray",
+    "-pix_fmt", "yuv420p", "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-crf", "10",
+    "-b:v", "1M", "-threads", "1", "-fflags", "+bitexact",
+)
+"""ffmpeg's output options: the frame, the codec and its settings."""
+VIDEO_FORMAT = " ".join(("-lowres", str(LOWRES), *ENCODING))
+"""How a video is made of its screens, as a name: part of a made video's key (`web/videos.py`), so a change of
+encoding makes the videos anew."""
+
+
 class VideoEncoderError(RuntimeError):
     """ffmpeg could not make the video (it failed, or took longer than ENCODE_SECONDS)."""
 
@@ -74,13 +86,9 @@ def encode_video(timed: Sequence[tuple[bytes, float]], video: Path, encoder: str
         listing += [f"file '{path.name}'", f"duration {seconds:.3f}"]
     listing.append(listing[-2])  # the concat demuxer shows the last file for its duration only when listed again
     (folder / "frames.txt").write_text("\n".join(listing) + "\n")
-    width, height = FRAME_WIDTH, FRAME_HEIGHT
     command = [
         encoder, "-loglevel", "error", "-nostdin", "-y", "-f", "concat", "-safe", "0", "-lowres", str(LOWRES),
-        "-i", str(folder / "frames.txt"),
-        "-an", "-vf", f"scale={width}:{height}:force_original_aspect_ratio=decrease,pad={width}:{height}:-1:-1:gray",
-        "-pix_fmt", "yuv420p", "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-crf", "10",
-        "-b:v", "1M", "-threads", "1", "-fflags", "+bitexact", str(video),
+        "-i", str(folder / "frames.txt"), *ENCODING, str(video),
     ]
     try:
         subprocess.run(command, capture_output=True, check=True, timeout=ENCODE_SECONDS)

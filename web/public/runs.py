@@ -136,12 +136,17 @@ async def streamed_blob(request: Request, site: Site, recording: Recording, dige
     """A run's trace or video (the caller checked the run may be seen), in pieces, with byte ranges; the trace
     is offered as a download named after the run."""
     media_type = recording.blobs()[digest]
+    if media_type == TRACE_TYPE:
+        headers = {**headers, "Content-Disposition": f'attachment; filename="trace-{recording.run.id}.zip"'}
+    return await _stream(request, site, digest, media_type, headers)
+
+
+async def _stream(request: Request, site: Site, digest: str, media_type: str, headers: dict[str, str]) -> Response:
+    """A blob the run references, in pieces, with byte ranges."""
     try:
         size = await site.call(site.runtime.blobs.size, digest)
     except KeyError:
         raise NotFound("The blob is referenced by the run but missing from the store.") from None
-    if media_type == TRACE_TYPE:
-        headers = {**headers, "Content-Disposition": f'attachment; filename="trace-{recording.run.id}.zip"'}
     return blob_response(request, site.runtime.blobs, digest, size, media_type, headers)
 
 
@@ -170,11 +175,7 @@ async def video_response(request: Request, site: Site, recording: Recording, hea
     headers = {**headers, "ETag": etag}
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=headers)
-    try:
-        size = await site.call(site.runtime.blobs.size, digest)
-    except KeyError:
-        raise NotFound("The video is referenced by the run but missing from the store.") from None
-    return blob_response(request, site.runtime.blobs, digest, size, VIDEO_TYPE, headers)
+    return await _stream(request, site, digest, VIDEO_TYPE, headers)
 
 
 routes = [
