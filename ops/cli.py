@@ -30,6 +30,25 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
+DASHED_VALUES = frozenset({"--own-key-id"})
+"""Options whose value may begin with a dash: a keyid is a base64url thumbprint, and one in 64 begins with "-",
+which argparse would take for an option of its own (`expected one argument`). Given as the next word, such a
+value is joined to its option (`--own-key-id=VALUE`), as argparse reads it unambiguously."""
+
+
+def join_dashed_values(arguments: Sequence[str]) -> list[str]:
+    """The command line with each of DASHED_VALUES and the word after it joined into one `--option=value`."""
+    joined: list[str] = []
+    words = iter(arguments)
+    for word in words:
+        if word in DASHED_VALUES:
+            value = next(words, None)
+            joined.append(word if value is None else f"{word}={value}")
+        else:
+            joined.append(word)
+    return joined
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The whole parser; given the command line, only the parser of the command it names is built in full (its
     module imported), the others listed by their help line, so a command starts without importing every area."""
@@ -55,7 +74,7 @@ def one_line(error: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
     """Run one command; `clock` is the time commands that depend on it read (the week in progress), for tests."""
-    arguments = sys.argv[1:] if argv is None else list(argv)
+    arguments = join_dashed_values(sys.argv[1:] if argv is None else argv)
     args = build_parser(arguments).parse_args(arguments)
     args.clock = clock
     try:
