@@ -26,19 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from playwright.async_api import CDPSession
-from playwright.async_api import Error as PlaywrightError
-
 from adapters.botauth import BotAuthSigner, load_or_create_key
 from adapters.browser.actions import carry_out
 from adapters.browser.playwright_browser import PlaywrightBrowser
-from adapters.browser.session import (
-    PROBE_EXPRESSION,
-    SCREENSHOT,
-    SCREENSHOT_PAUSES,
-    TRANSIENT_SCREENSHOT,
-    observe_expression,
-)
+from adapters.browser.session import PROBE_EXPRESSION, capture_screenshot, observe_expression
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
 from domain.agent.actions import Scroll
@@ -69,20 +60,6 @@ class Stopwatch:
         return Decision(action=Scroll(direction="down" if len(self.marks) % 2 else "up"))
 
 
-async def raw_screenshot(cdp: CDPSession) -> None:
-    """The floor's capture, raw, with the harness's own bounded retry of Chromium's transient `Unable to capture
-    screenshot` (its pauses counted in the step, as in the harness's): without it one such answer under load ended
-    the whole benchmark."""
-    for pause in (*SCREENSHOT_PAUSES, None):
-        try:
-            await cdp.send("Page.captureScreenshot", SCREENSHOT)
-            return
-        except PlaywrightError as error:
-            if pause is None or TRANSIENT_SCREENSHOT not in str(error):
-                raise
-            await asyncio.sleep(pause)
-
-
 async def floor(browser: PlaywrightBrowser, url: str, n: int) -> list[float]:
     session = await browser.session(url)
     await session.open(url)
@@ -91,7 +68,7 @@ async def floor(browser: PlaywrightBrowser, url: str, n: int) -> list[float]:
     times = []
     for number in range(1, n + 1):
         began = time.perf_counter()
-        await raw_screenshot(cdp)
+        await capture_screenshot(cdp)  # with the harness's bounded retry of Chromium's transient failure
         await cdp.send("Runtime.evaluate", {"expression": observe_expression(), "returnByValue": True,
                                             "awaitPromise": True})
         # the Stopwatch's scrolls

@@ -71,6 +71,19 @@ def observe_call() -> str:
     return f"(args) => JSON.stringify((\n{observe_script()}\n)(args))"
 
 
+async def capture_screenshot(cdp: CDPSession) -> tuple[dict[str, Any], int]:
+    """CDP's answer to the harness's raw capture (SCREENSHOT) and how many times Chromium's transient `Unable to
+    capture screenshot` was retried to get it (after SCREENSHOT_PAUSES; then the error stands)."""
+    for retries, pause in enumerate((*SCREENSHOT_PAUSES, None)):
+        try:
+            return await cdp.send("Page.captureScreenshot", SCREENSHOT), retries
+        except PlaywrightError as error:
+            if pause is None or TRANSIENT_SCREENSHOT not in str(error):
+                raise
+            await asyncio.sleep(pause)
+    raise AssertionError("unreachable")
+
+
 class PlaywrightSession:
     def __init__(self, context: BrowserContext, page: Page, cdp: CDPSession, signer: BotAuthSigner | None,
                  authority: str, media_dir: Path | None = None) -> None:
@@ -133,18 +146,11 @@ class PlaywrightSession:
 
     async def _screenshot(self) -> tuple[bytes, int]:
         """The JPEG and how many transient failures were retried to get it (bounded; then the error stands)."""
-        for retries, pause in enumerate((*SCREENSHOT_PAUSES, None)):
-            try:
-                shot = await self._cdp.send("Page.captureScreenshot", SCREENSHOT)
-                jpeg = base64.b64decode(shot["data"])
-                if self._media_dir is not None:
-                    self._screens.append(Screen(jpeg=jpeg, at=time.monotonic()))
-                return jpeg, retries
-            except PlaywrightError as error:
-                if pause is None or TRANSIENT_SCREENSHOT not in str(error):
-                    raise
-                await asyncio.sleep(pause)
-        raise AssertionError("unreachable")
+        shot, retries = await capture_screenshot(self._cdp)
+        jpeg = base64.b64decode(shot["data"])
+        if self._media_dir is not None:
+            self._screens.append(Screen(jpeg=jpeg, at=time.monotonic()))
+        return jpeg, retries
 
     async def _read(self) -> dict[str, Any]:
         with contextlib.suppress(PlaywrightError):  # a slow page is read as far as it got
