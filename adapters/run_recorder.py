@@ -101,6 +101,22 @@ class RecordRunRecorder:
                 log.warning("%s failed (%s); retrying in %.1fs", what % args, error, delay)
                 await anyio.sleep(delay)
 
+    async def current(self) -> Run:
+        """The run as stored now, loaded (retrying while the database is unreachable) and kept for the changes
+        that follow: the executor reads it once it holds the run's lease, so what it decides on is what no other
+        worker can change meanwhile."""
+        for delay in (*RETRY_DELAYS, None):
+            try:
+                if self._run is None:
+                    self._run = await self._load()
+                return self._run
+            except Exception as error:
+                if delay is None or not _is_transient(error):
+                    raise
+                log.warning("loading run %s failed (%s); retrying in %.1fs", self.run_id, error, delay)
+                await anyio.sleep(delay)
+        raise AssertionError("unreachable")
+
     async def _load(self) -> Run:
         if self.committer is not None:
             return await self.committer.load(self.run_id)

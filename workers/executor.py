@@ -43,6 +43,7 @@ async def execute_run(ctx: dict[str, Any], run_id: str) -> str:
     """Execute the run; returns a short word for logs and arq results: skipped:*, passed, failed, cut_short."""
     res: Resources = ctx["resources"]
     rid = UUID(run_id)
+    # A first look without the lease, so that a run over or held by the spending cap takes no lease.
     run = await anyio.to_thread.run_sync(lambda: with_retries(lambda: res.runtime.record.get_run(rid), "loading"))
     if run.is_over:
         return f"skipped: {run.status}"
@@ -54,12 +55,17 @@ async def execute_run(ctx: dict[str, Any], run_id: str) -> str:
     if not leased:
         return "skipped: leased elsewhere"
     try:
+        # Loaded again under the lease: another worker may have executed the run (and let its lease go) between
+        # the first look and this lease. The recorder keeps this load for the run's first change.
+        recorder = res.runtime.recorder(rid)
+        run = await recorder.current()
+        if run.is_over:
+            return f"skipped: {run.status}"
         if run.status == "running":
-            await res.runtime.recorder(rid).cut_short("our_error", LOST_WORKER, steps=run.steps_recorded,
-                                                      seconds=0.0)
+            await recorder.cut_short("our_error", LOST_WORKER, steps=run.steps_recorded, seconds=0.0)
             return "cut_short"
         async with _heartbeat(res, run_id):
-            outcome = await _execute(res, run)
+            outcome = await _execute(res, run, recorder)
     finally:
         await anyio.to_thread.run_sync(res.leases.release, run_id, res.worker_name)
     return outcome
@@ -90,8 +96,7 @@ async def spend_hold(ctx: dict[str, Any], res: Resources, run: Run) -> str | Non
     return f"{'flagship' if flagship else 'weekly'} spending cap reached (${spent:.2f} of ${cap:.2f})"
 
 
-async def _execute(res: Resources, run: Run) -> str:
-    recorder = res.runtime.recorder(run.id)
+async def _execute(res: Resources, run: Run, recorder: RecordRunRecorder) -> str:
     began = time.monotonic()
     try:
         task = res.task_for(run)
@@ -100,7 +105,7 @@ async def _execute(res: Resources, run: Run) -> str:
         await recorder.started(worker=res.worker_name, browser_version=res.browser_version(run.kind),
                                agent_version=agent_version, agent_release=release)
         if run.kind == "reader":
-            return await _read(res, run, task, began)
+            return await _read(res, run, task, began, recorder)
         session = await res.browser_session(task.start_url)
     except ModelConnectionError as error:
         await recorder.cut_short("model_connection", str(error), steps=0, seconds=time.monotonic() - began)
@@ -129,9 +134,8 @@ async def _execute(res: Resources, run: Run) -> str:
     return "passed" if result.passed else "failed"
 
 
-async def _read(res: Resources, run: Run, task: Any, began: float) -> str:
+async def _read(res: Resources, run: Run, task: Any, began: float, recorder: RecordRunRecorder) -> str:
     """s12: the reader answers without a browser; code grades the answer."""
-    recorder = res.runtime.recorder(run.id)
     try:
         result = await res.reader_for(run.model, task.start_url).read(task)
     except ModelConnectionError as error:
