@@ -1,6 +1,6 @@
 """What the site's pages, the operator's commands and publishing read from the read models, besides a week's
 documents as corrected: the week list, its publications and their documents, the repeat runs, the run index and a
-run, the corrections, private tests and organisations, the station rates.
+run, the corrections, private tests and organisations.
 
 `ReadModelQueries` is the base class of `adapters.readmodels.ReadModels`, so every caller keeps one object
 (`runtime.readmodels`). It is a module of its own because none of it is on the path from a browser step to a
@@ -20,7 +20,7 @@ Methods (all synchronous; call them from a worker thread in async code):
   not part of a publication. Raises UnknownWeekError.
 - `running_runs(week) -> int`: public runs counting for the week that have started and not ended (publishing).
 - `week_facts(week) -> WeekFacts`: what the week's documents are computed from (the staff preview).
-- `corrections() -> bytes`, `runs_index(week=None, model=None, station=None) -> bytes`, `station_rates() -> bytes`,
+- `corrections() -> bytes`, `runs_index(week=None, model=None, station=None) -> bytes`,
   `run(run_id) -> RunFact` (public runs and consented private tests; raises UnknownRunError).
 - `private_runs(org=None)`, `organisations()`: private tests and organisations, for members and staff only.
 """
@@ -183,11 +183,6 @@ class ReadModelQueries:
         with self.db.transaction() as tx:
             rows = tx.fetchall("SELECT fact FROM rm_organisations ORDER BY slug")
         return [_organisation(r[0]) for r in rows]
-
-    def station_rates(self) -> bytes:
-        with self.db.transaction() as tx:
-            rows = tx.fetchall("SELECT matrix FROM rm_weeks WHERE matrix IS NOT NULL")
-        return logs.station_rates(_matrix(r[0]) for r in rows)
 
 
 def visibility(run: RunFact) -> int:

@@ -1,4 +1,5 @@
-"""Documents across weeks: the corrections log, the index of run recordings, station pass rates over time.
+"""Documents across weeks: the corrections log and the index of run recordings (a station's pass rates over the
+weeks are its chart's, web/public/charts.py).
 
 Shapes are documented in docs/schemas/corrections.json and docs/schemas/runs.json.
 """
@@ -7,18 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from fractions import Fraction
 from typing import Any, Literal
 
 import msgspec
 
-from domain.projections.canonical import canonical_bytes, canonical_struct_bytes, decimal_text
-from domain.projections.documents import LICENSE, Matrix
+from domain.projections.canonical import canonical_bytes, canonical_struct_bytes
+from domain.projections.documents import LICENSE
 from domain.projections.facts import CorrectionFact, RunFact
 
 CORRECTIONS_FORMAT = "canitbuy-corrections/1"
 RUNS_FORMAT = "canitbuy-runs/1"
-RATES_FORMAT = "canitbuy-station-rates/1"
 
 
 class TargetState(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -167,30 +166,3 @@ def runs_index(runs: Iterable[RunFact]) -> bytes:
         key=lambda r: (r.week, r.model, r.station, r.repeat, r.attempt, r.scheduled_at, r.run_id),
     )
     return canonical_bytes({"format": RUNS_FORMAT, "license": LICENSE, "runs": [index_entry(r) for r in public]})
-
-
-def station_rates(matrices: Iterable[Matrix]) -> bytes:
-    """Per station, its pass rate in each week, taken from the weeks' Matrix documents (as corrected)."""
-    by_station: dict[str, list[dict[str, Any]]] = {}
-    for matrix in sorted(matrices, key=lambda m: m.week):
-        for s in matrix.stations:
-            by_station.setdefault(s.code, []).append(
-                {"week": matrix.week, "passed": s.passed, "results": s.results, "rate": s.rate,
-                 "excluded": s.excluded}
-            )
-    totals = {
-        code: _total(rows) for code, rows in by_station.items()
-    }
-    return canonical_bytes({
-        "format": RATES_FORMAT, "license": LICENSE,
-        "stations": [{"code": c, "weeks": rows, **totals[c]} for c, rows in sorted(by_station.items())],
-    })
-
-
-def _total(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    counted = [r for r in rows if not r["excluded"]]
-    passed, results = sum(r["passed"] for r in counted), sum(r["results"] for r in counted)
-    return {
-        "passed": passed, "results": results,
-        "rate": decimal_text(Fraction(passed, results)) if results else None,
-    }

@@ -38,7 +38,7 @@ def readmodels(settings, record):
 def snapshot(rm: ReadModels) -> tuple:
     weeks = [w.week for w in rm.weeks()]
     return (weeks, [rm.ranking_bytes(w) for w in weeks], [rm.matrix_bytes(w) for w in weeks],
-            [rm.repeats_bytes(w) for w in weeks], rm.corrections(), rm.runs_index(), rm.station_rates(),
+            [rm.repeats_bytes(w) for w in weeks], rm.corrections(), rm.runs_index(),
             rm.position())
 
 

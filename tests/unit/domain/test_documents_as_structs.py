@@ -31,8 +31,6 @@ def test_the_logs_and_repeats_encode_to_the_bytes_the_dicts_gave():
     assert logs.corrections_log(facts.corrections, {r.run_id: r for r in runs}) == (
         BEFORE / "corrections.json").read_bytes()
     assert logs.runs_index(runs) == (BEFORE / "runs.json").read_bytes()
-    matrix = msgspec.json.decode(week_documents(facts).matrix, type=Matrix)
-    assert logs.station_rates([matrix]) == (BEFORE / "station-rates.json").read_bytes()
 
 
 def test_published_documents_of_either_format_decode_into_the_structs():
