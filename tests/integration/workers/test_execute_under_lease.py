@@ -60,7 +60,7 @@ def test_a_run_executed_elsewhere_while_the_lease_was_awaited_is_skipped_not_run
     leases = open_leases(settings)
     racing = _OtherWorkerFirst(leases, runtime.record)
     # No lab answers at 127.0.0.1:9: a worker that went on to execute the run would record it as cut short.
-    res = build_resources(runtime, racing, lab_url="http://127.0.0.1:9", directory_url=None)  # type: ignore[arg-type]
+    res = build_resources(runtime, racing, lab_url="http://127.0.0.1:9", directory_url=None)
     before = runtime.record.get_run(run_id).status
     try:
         outcome = anyio.run(execute_run, {"resources": res}, str(run_id))
