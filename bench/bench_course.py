@@ -26,7 +26,7 @@ against 72-75 s of Chromium's CPU for the same 196-208 steps, `--models 2`), so 
 page rather than the same steps. `--floor reload` still measures it, for comparison with earlier figures.
 
     python bench/bench_course.py [--concurrency 4] [--models 5] [--traces on|off] [--floor replay|reload|both]
-                                 [--rounds 1]
+                                 [--rounds 1] [--no-warm-up]
 
 The course's own wall time moves by a fifth between identical runs on a quiet 2-core machine, and so does its
 floor's: `--rounds N` measures a course and its floor N times in turn, each on a fresh store, and the figure is the
@@ -325,17 +325,24 @@ def make_videos(settings: Settings) -> tuple[int, float]:
         return len(screens), ended_cpu() - before
 
 
-def warm_up() -> float:
-    """Import every module a course can reach, before the first round: the lab's pages and the reader import some
-    of theirs when first used, and where Python keeps no bytecode (PYTHONDONTWRITEBYTECODE) each is compiled then,
-    0.7-1.0 s of CPU inside the first round's course that the floor, run after it in the same process, never
-    paid. Returns the seconds it took."""
+def warm_up(data: Path, traces: bool, concurrency: int) -> float:
+    """A course of the first built-in agent, measured by nothing, before the first round; returns its seconds.
+
+    The first course in a process paid for what any first course pays once: every module it reaches imported (and,
+    where Python keeps no bytecode, PYTHONDONTWRITEBYTECODE, compiled: 0.7-1.0 s of CPU), Playwright's driver and
+    Chromium started for the first time (their files read into memory). The floor after it, in the same process,
+    paid none of that, and the first round's ratio was the lowest of its command in each of two commands on
+    2 December 2026 (0.83 and 0.78, against 0.83-0.97 for the rounds after, the course's CPU a step 240 ms
+    against 204-225)."""
     began = time.perf_counter()
     root = Path(__file__).resolve().parents[1]
     for package in ("adapters", "domain", "lab", "workers"):
         for found in pkgutil.walk_packages([str(root / package)], prefix=f"{package}."):
             if not found.name.endswith(".__main__"):  # a package's command, not a module to import
                 importlib.import_module(found.name)
+    settings = Settings(data_dir=data / "warm-up", traces=traces)
+    with local_services(settings) as services:
+        anyio.run(course, settings, services.lab_url, services.directory_url, concurrency, 1)
     return time.perf_counter() - began
 
 
@@ -348,10 +355,14 @@ def main() -> None:
                         help="replay: the runs' own steps again (the goal's floor); reload: the earlier floor")
     parser.add_argument("--rounds", type=int, default=1,
                         help="a course and its floor this many times in turn; the figure is the median ratio")
+    parser.add_argument("--no-warm-up", dest="warm_up", action="store_false",
+                        help="start the first round at once (its course then pays the process's first course)")
     args = parser.parse_args()
-    print(f"warm-up: every module imported in {warm_up():.1f} s, before the rounds")
-    load = os.getloadavg()[0]
     data = Path(tempfile.mkdtemp(prefix="bench-course-"))
+    if args.warm_up:
+        print(f"warm-up: a course of one built-in agent, measured by nothing, in "
+              f"{warm_up(data, args.traces == 'on', args.concurrency):.1f} s")
+    load = os.getloadavg()[0]
     rounds: list[Round] = []
     with ProcessCpu() as cpu:
         for number in range(1, args.rounds + 1):
