@@ -102,20 +102,12 @@ class RecordRunRecorder:
                 await anyio.sleep(delay)
 
     async def current(self) -> Run:
-        """The run as stored now, loaded (retrying while the database is unreachable) and kept for the changes
-        that follow: the executor reads it once it holds the run's lease, so what it decides on is what no other
-        worker can change meanwhile."""
-        for delay in (*RETRY_DELAYS, None):
-            try:
-                if self._run is None:
-                    self._run = await self._load()
-                return self._run
-            except Exception as error:
-                if delay is None or not _is_transient(error):
-                    raise
-                log.warning("loading run %s failed (%s); retrying in %.1fs", self.run_id, error, delay)
-                await anyio.sleep(delay)
-        raise AssertionError("unreachable")
+        """The run as stored now, loaded (retrying while the database is unreachable, as every change is) and kept
+        for the changes that follow: the executor reads it once it holds the run's lease, so what it decides on is
+        what no other worker can change meanwhile."""
+        await self._call(lambda _run: False, "loading run %s", self.run_id)  # loads and keeps it, changes nothing
+        assert self._run is not None
+        return self._run
 
     async def _load(self) -> Run:
         if self.committer is not None:
