@@ -55,9 +55,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib
 import os
-import pkgutil
 import resource
 import statistics
 import sys
@@ -335,11 +333,6 @@ def warm_up(data: Path, traces: bool, concurrency: int) -> float:
     2 December 2026 (0.83 and 0.78, against 0.83-0.97 for the rounds after, the course's CPU a step 240 ms
     against 204-225)."""
     began = time.perf_counter()
-    root = Path(__file__).resolve().parents[1]
-    for package in ("adapters", "domain", "lab", "workers"):
-        for found in pkgutil.walk_packages([str(root / package)], prefix=f"{package}."):
-            if not found.name.endswith(".__main__"):  # a package's command, not a module to import
-                importlib.import_module(found.name)
     settings = Settings(data_dir=data / "warm-up", traces=traces)
     with local_services(settings) as services:
         anyio.run(course, settings, services.lab_url, services.directory_url, concurrency, 1)
