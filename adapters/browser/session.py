@@ -6,8 +6,10 @@ import asyncio
 import base64
 import contextlib
 import json
+import logging
 import shutil
 import time
+import zipfile
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -20,9 +22,12 @@ from playwright.async_api import Error as PlaywrightError
 from adapters.botauth import BotAuthSigner
 from adapters.browser.actions import carry_out
 from adapters.browser.media import RunMedia
+from adapters.browser.trace_file import drop_call_stacks
 from adapters.browser.video import Screen
 from domain.agent.actions import Action
 from domain.agent.observation import Observation, PageProbe
+
+log = logging.getLogger(__name__)
 
 MAX_TEXT = 6000
 """Characters of visible text the harness reads for its guards (never given to an agent)."""
@@ -231,7 +236,9 @@ class PlaywrightSession:
         """Take the screen as the run left it, stop the trace and close the context; returns the trace's file and
         the run's screens, the caller's to make the video from (`adapters/browser/media.py`) and move away (the
         folder they lie in goes with `discard_media`). None when no media was kept. A browser that cannot take
-        the last screen or write the trace (a crashed Chromium writes none) leaves the rest."""
+        the last screen or write the trace (a crashed Chromium writes none) leaves the rest. The trace is the
+        run's own: the call stacks Playwright adds of every run on the connection are taken out of it
+        (`adapters/browser/trace_file.py`)."""
         folder = self._media_dir
         if folder is None:
             await self._context.close()
@@ -244,6 +251,12 @@ class PlaywrightSession:
         except PlaywrightError:
             trace = None
         await self._context.close()
+        if trace is not None and trace.is_file():
+            try:  # the other runs' call stacks out (`trace_file`): a trace that still holds them is not kept
+                await asyncio.to_thread(drop_call_stacks, trace)
+            except (zipfile.BadZipFile, OSError):
+                log.warning("a trace could not be read to take the call stacks out; it is not kept", exc_info=True)
+                trace.unlink(missing_ok=True)
         return RunMedia(folder=folder, trace=trace if trace is not None and trace.is_file() else None,
                         screens=tuple(self._screens))
 

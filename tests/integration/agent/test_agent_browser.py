@@ -8,6 +8,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
 import pytest
 
 from adapters.browser.playwright_browser import USER_AGENT, PlaywrightBrowser
@@ -102,6 +103,46 @@ async def test_a_click_under_an_overlay_is_reported_as_covered_and_the_check_sta
     # click: as a traced call it cost two DOM snapshots of its own, in Chromium and in Playwright's driver.
     assert calls == ["newCDPSession", "goto", "click"]
 
+
+async def test_a_kept_trace_holds_its_own_run_only_when_runs_share_the_browser(
+        browser: PlaywrightBrowser, lab: LabServer, tmp_path: Path) -> None:
+    """Playwright sends the call stack of every API call to every trace open on the connection (`trace.stacks`):
+    a run's kept trace would tell the kinds of the actions of the runs beside it, possibly private ones, and the
+    worker's file paths. Kept, it has none of that, and still its own actions and DOM snapshots."""
+    browsing = await browser.session(lab.url_for("s01"), media_dir=tmp_path)
+    clicking = await browser.session(lab.url_for("s02"), media_dir=tmp_path)
+
+    async def browse() -> None:
+        await browsing.open(lab.url_for("s01"))
+        for path in ("/products/aero-run-2", "/help/delivery"):
+            await browsing.act(Goto(url=lab.url_for("s01", path)), await browsing.observe())
+
+    async def click() -> None:
+        await clicking.open(lab.url_for("s02"))
+        for name in ("Accept all", "Running"):
+            seen = await clicking.observe()
+            await clicking.act(Click(id=next(e for e in seen.elements if e.name == name).id), seen)
+
+    try:
+        async with anyio.create_task_group() as both:  # the two runs' calls interleave on one connection
+            both.start_soon(browse)
+            both.start_soon(click)
+        kept = [await browsing.close_keeping_media(), await clicking.close_keeping_media()]
+        traces = [{name: archive.read(name) for name in archive.namelist()}
+                  for archive in (zipfile.ZipFile(media.trace) for media in kept if media and media.trace)]
+        calls = [traced_calls(media.trace) for media in kept if media and media.trace]
+    finally:
+        browsing.discard_media()
+        clicking.discard_media()
+    assert len(traces) == 2
+    assert calls == [["newCDPSession", "goto", "goto", "goto"], ["newCDPSession", "goto", "click", "click"]]
+    here = str(Path(__file__).resolve().parents[3]).encode()
+    for entries in traces:
+        assert "trace.stacks" not in entries
+        assert {name for name in entries if not name.startswith("resources/")} == {"trace.trace", "trace.network"}
+        assert not any(here in content for content in entries.values())  # no file of the worker named
+        events = [json.loads(line) for line in entries["trace.trace"].splitlines() if line.strip()]
+        assert {"before", "after", "frame-snapshot"} <= {e.get("type") for e in events}
 
 @dataclass
 class Scripted:

@@ -146,6 +146,7 @@ def test_a_course_run_keeps_a_trace_zip_and_its_videos_screens_and_makes_no_vide
         assert archive.testzip() is None
         names = archive.namelist()
         assert "trace.trace" in names and "trace.network" in names
+        assert "trace.stacks" not in names  # the call stacks of every run on the connection (trace_file.py)
         events = [json.loads(line) for line in archive.read("trace.trace").splitlines() if line.strip()]
     assert any(e.get("type") == "frame-snapshot" for e in events)  # DOM snapshots, for the trace viewer
     # No screencast: reading back every frame Chromium drew cost the course a fifth of its CPU; the video is made
@@ -256,6 +257,7 @@ def test_the_recording_page_offers_the_trace_and_the_video(traced) -> None:
     assert f'poster="/runs/{public}/blobs/{kept.screens[0].screenshot}"' in html
     assert f'href="/runs/{public}/blobs/{kept.trace}"' in html
     assert f"trace.zip, {size_words(kept.trace_bytes)})" in html
+    assert "not the call stacks of our harness" in html  # why the viewer's Source tab is empty
     assert f"WebM, {len(kept.screens)} screens, made when first played)" in html
     assert recording["media"] == {"trace": kept.trace, "trace_bytes": kept.trace_bytes, "video": None,
                                   "video_bytes": 0, "screens": [{"screenshot": s.screenshot, "seconds": s.seconds}
