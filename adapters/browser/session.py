@@ -251,14 +251,16 @@ class PlaywrightSession:
         except PlaywrightError:
             trace = None
         await self._context.close()
-        if trace is not None and trace.is_file():
+        if trace is not None and not trace.is_file():
+            trace = None
+        if trace is not None:
             try:  # the other runs' call stacks out (`trace_file`): a trace that still holds them is not kept
                 await asyncio.to_thread(drop_call_stacks, trace)
             except (zipfile.BadZipFile, OSError):
                 log.warning("a trace could not be read to take the call stacks out; it is not kept", exc_info=True)
                 trace.unlink(missing_ok=True)
-        return RunMedia(folder=folder, trace=trace if trace is not None and trace.is_file() else None,
-                        screens=tuple(self._screens))
+                trace = None
+        return RunMedia(folder=folder, trace=trace, screens=tuple(self._screens))
 
     def discard_media(self) -> None:
         """Remove what is left of the run's media folder (files not moved into the blob store)."""
