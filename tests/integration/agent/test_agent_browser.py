@@ -5,13 +5,19 @@ from __future__ import annotations
 import json
 import time
 import zipfile
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, StreamingResponse
+from starlette.routing import Route
 
 from adapters.browser.playwright_browser import USER_AGENT, PlaywrightBrowser
+from adapters.browser.session import SETTLE_SECONDS
 from domain.agent.actions import Action, Click, Goto, Select, Stop, Type
 from domain.agent.agent_ports import Decision, Task, station_task
 from domain.agent.episode import Episode
@@ -20,6 +26,7 @@ from domain.agent.ports import StepRecord
 from domain.agent.verdicts import Verdict
 from domain.courses.course import load_course
 from lab.server import LabServer
+from tests.integration.agent.conftest import ThreadedApp
 from tests.unit.agent.agent_fakes import ListRecorder, MemoryBlobs
 
 pytestmark = [pytest.mark.anyio, pytest.mark.chromium]
@@ -80,6 +87,38 @@ def traced_calls(trace: Path) -> list[str]:
                  for line in archive.read(name).splitlines()]
     return [e["method"] for e in lines if e.get("type") == "before" and not e["method"].startswith("__")
             and e["method"] != "setExtraHTTPHeaders"]
+
+
+async def test_a_page_still_arriving_is_observed_once_its_document_has_loaded(
+        browser: PlaywrightBrowser, tmp_path: Path) -> None:
+    """The page a click leads to sends its first bytes at once and the rest after longer than the settling after
+    an action lasts: the step waits for its DOMContentLoaded, so the observation is of the whole page, not of
+    the part that had arrived (the agent would be shown a page without its link, and the run would move on)."""
+
+    async def home(request: Request) -> HTMLResponse:
+        return HTMLResponse('<html><body><h1>Home</h1><a href="/slow">Slow page</a></body></html>')
+
+    async def slow(request: Request) -> StreamingResponse:
+        async def body() -> AsyncIterator[bytes]:
+            yield b"<html><body><h1>Arriving</h1>" + b" " * 2048
+            await anyio.sleep(SETTLE_SECONDS + 0.8)
+            yield b'<a href="/">Done</a></body></html>'
+        return StreamingResponse(body(), media_type="text/html")
+
+    with ThreadedApp(Starlette(routes=[Route("/", home), Route("/slow", slow)])) as site:
+        session = await browser.session(site.url, media_dir=tmp_path)
+        try:
+            await session.open(site.url)
+            seen = await session.observe()
+            result = await session.act(Click(id=next(e.id for e in seen.elements if e.name == "Slow page")), seen)
+            arrived = await session.observe()
+            kept = await session.close_keeping_media()
+            calls = traced_calls(kept.trace) if kept and kept.trace else []
+        finally:
+            session.discard_media()
+    assert result == "ok" and arrived.url.endswith("/slow")
+    assert [e.name for e in arrived.elements if e.tag == "a"] == ["Done"]
+    assert calls == ["newCDPSession", "goto", "click"]
 
 
 async def test_a_click_under_an_overlay_is_reported_as_covered_and_the_check_stays_out_of_the_trace(
