@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from playwright.async_api import Browser as PwBrowser
 from playwright.async_api import BrowserContext, Playwright, async_playwright
+from playwright.async_api import Error as PlaywrightError
 
 from adapters.botauth import BotAuthSigner
 from adapters.browser.session import PlaywrightSession
@@ -22,6 +23,15 @@ VIEWPORT = {"width": 1280, "height": 800}
 # Requests to any other host go to a proxy that does not exist and fail at once. Per-context proxy rules cost
 # nothing per request, unlike route() interception, which would also turn off the HTTP cache.
 _NOWHERE = "http://127.0.0.1:9"
+# Browser UI no run can see. Chromium's headless mode (Debian's build, 156) gives every window, so every context,
+# the address bar's pop-ups as two WebUI pages of their own (chrome://omnibox-popup.top-chrome/ and its AI-mode
+# page), each a renderer loading the search box's scripts: about 0.55 s of CPU a context on two cores, measured
+# beside the same contexts without them (bench/PROFILE-course.md). The pages the runs visit are not touched.
+UNSHOWN_UI_FEATURES = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup")
+_DISABLE_FEATURES = "--disable-features="
+# Playwright's own list, per Chromium binary: Chromium keeps the last --disable-features switch only, so ours has to
+# repeat Playwright's (PaintHolding, HttpsUpgrades, ...) or it would turn them back on.
+_playwright_disabled: dict[str, tuple[str, ...]] = {}
 
 
 class PlaywrightBrowser:
@@ -38,6 +48,11 @@ class PlaywrightBrowser:
         options: dict[str, Any] = {"headless": True, "args": ["--disable-quic"]}
         if path and os.path.exists(path):
             options["executable_path"] = path
+        key = str(options.get("executable_path", ""))
+        if key not in _playwright_disabled:
+            _playwright_disabled[key] = await _default_disabled_features(self._playwright, options)
+        features = [*_playwright_disabled[key], *UNSHOWN_UI_FEATURES]
+        options["args"] = [*options["args"], _DISABLE_FEATURES + ",".join(dict.fromkeys(features))]
         self._browser = await self._playwright.chromium.launch(**options)
         self.version = f"chromium/{self._browser.version}"
         return self
@@ -74,6 +89,27 @@ class PlaywrightBrowser:
             await _trace(context)
         return await PlaywrightSession.create(context, page, self._signer, urlsplit(store_url).netloc,
                                               media_dir=folder)
+
+
+async def _default_disabled_features(playwright: Playwright, options: dict[str, Any]) -> tuple[str, ...]:
+    """The features Playwright's launch turns off, as the browser itself reports its command line (chrome://version);
+    once per binary and process. A browser that does not show its command line gives none: the launch then turns off
+    our own only and says so."""
+    browser = await playwright.chromium.launch(**options)
+    try:
+        page = await browser.new_page()
+        await page.goto("chrome://version")
+        command_line = await page.inner_text("#command_line", timeout=5000)
+    except PlaywrightError as error:
+        log.warning("Playwright's disabled Chromium features could not be read (%s); only %s are turned off",
+                    str(error).splitlines()[0], ", ".join(UNSHOWN_UI_FEATURES))
+        return ()
+    finally:
+        await browser.close()
+    for argument in command_line.split():
+        if argument.startswith(_DISABLE_FEATURES):
+            return tuple(feature for feature in argument[len(_DISABLE_FEATURES):].split(",") if feature)
+    return ()
 
 
 async def _trace(context: BrowserContext) -> None:

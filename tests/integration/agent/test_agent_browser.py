@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, StreamingResponse
 from starlette.routing import Route
 
-from adapters.browser.playwright_browser import USER_AGENT, PlaywrightBrowser
+from adapters.browser.playwright_browser import UNSHOWN_UI_FEATURES, USER_AGENT, PlaywrightBrowser
 from adapters.browser.session import SETTLE_SECONDS
 from domain.agent.actions import Action, Click, Goto, Select, Stop, Type
 from domain.agent.agent_ports import Decision, Task, station_task
@@ -77,6 +77,41 @@ async def test_a_hidden_select_is_set_the_way_its_own_script_would(browser: Play
         await session.close()
     assert not next(e for e in after.elements if e.name == "Add to cart").disabled
 
+
+
+async def test_a_run_window_builds_no_address_bar_ui_and_keeps_playwrights_own_switches(
+        browser: PlaywrightBrowser, lab: LabServer) -> None:
+    # Chromium's headless windows each built the address bar's pop-ups as two WebUI pages (a renderer each) that no
+    # run can see. Chromium keeps only the last --disable-features switch, so turning them off must not turn
+    # Playwright's own list (PaintHolding, HttpsUpgrades, ...) back on.
+    session = await browser.session(lab.url_for("s01"))
+    try:
+        await session.open(lab.url_for("s01"))
+        assert _browser_ui_pages(await _targets(browser)) == []
+        await session.open("chrome://version")
+        command_line = str(await session.evaluate("document.getElementById('command_line').innerText")).split()
+    finally:
+        await session.close()
+    switches = [arg.split("=", 1)[1].split(",") for arg in command_line if arg.startswith("--disable-features=")]
+    assert len(switches) == 2, switches  # Playwright's, then ours: the one Chromium keeps
+    playwrights, kept = switches
+    assert "PaintHolding" in playwrights
+    assert set(playwrights) <= set(kept)
+    assert set(UNSHOWN_UI_FEATURES) <= set(kept)
+
+
+async def _targets(browser: PlaywrightBrowser) -> list[dict[str, str]]:
+    assert browser._browser is not None
+    cdp = await browser._browser.new_browser_cdp_session()
+    try:
+        found: list[dict[str, str]] = (await cdp.send("Target.getTargets"))["targetInfos"]
+        return found
+    finally:
+        await cdp.detach()
+
+
+def _browser_ui_pages(targets: list[dict[str, str]]) -> list[str]:
+    return [target["url"] for target in targets if target["type"] == "browser_ui"]
 
 
 def traced_calls(trace: Path) -> list[str]:
