@@ -31,7 +31,7 @@ UNSHOWN_UI_FEATURES = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup")
 _DISABLE_FEATURES = "--disable-features="
 # Playwright's own list, per Chromium binary: Chromium keeps the last --disable-features switch only, so ours has to
 # repeat Playwright's (PaintHolding, HttpsUpgrades, ...) or it would turn them back on.
-_playwright_disabled: dict[str, tuple[str, ...]] = {}
+_playwright_disabled: dict[str, tuple[str, ...] | None] = {}
 
 
 class PlaywrightBrowser:
@@ -51,8 +51,10 @@ class PlaywrightBrowser:
         key = str(options.get("executable_path", ""))
         if key not in _playwright_disabled:
             _playwright_disabled[key] = await _default_disabled_features(self._playwright, options)
-        features = [*_playwright_disabled[key], *UNSHOWN_UI_FEATURES]
-        options["args"] = [*options["args"], _DISABLE_FEATURES + ",".join(dict.fromkeys(features))]
+        theirs = _playwright_disabled[key]
+        if theirs is not None:
+            features = [*theirs, *UNSHOWN_UI_FEATURES]
+            options["args"] = [*options["args"], _DISABLE_FEATURES + ",".join(dict.fromkeys(features))]
         self._browser = await self._playwright.chromium.launch(**options)
         self.version = f"chromium/{self._browser.version}"
         return self
@@ -91,19 +93,19 @@ class PlaywrightBrowser:
                                               media_dir=folder)
 
 
-async def _default_disabled_features(playwright: Playwright, options: dict[str, Any]) -> tuple[str, ...]:
+async def _default_disabled_features(playwright: Playwright, options: dict[str, Any]) -> tuple[str, ...] | None:
     """The features Playwright's launch turns off, as the browser itself reports its command line (chrome://version);
-    once per binary and process. A browser that does not show its command line gives none: the launch then turns off
-    our own only and says so."""
+    once per binary and process. None when the browser does not show it (a build without that page): the launch
+    then keeps Playwright's switches as they are, pop-ups and all, rather than turn Playwright's list back on."""
     browser = await playwright.chromium.launch(**options)
     try:
         page = await browser.new_page()
-        await page.goto("chrome://version")
+        await page.goto("chrome://version", timeout=5000)
         command_line = await page.inner_text("#command_line", timeout=5000)
     except PlaywrightError as error:
-        log.warning("Playwright's disabled Chromium features could not be read (%s); only %s are turned off",
-                    str(error).splitlines()[0], ", ".join(UNSHOWN_UI_FEATURES))
-        return ()
+        log.warning("Chromium's command line could not be read (%s): its address bar's pop-ups stay on",
+                    str(error).splitlines()[0])
+        return None
     finally:
         await browser.close()
     for argument in command_line.split():
