@@ -133,7 +133,24 @@ class Run(Aggregate):
         it, each for as long as it stayed the agent's view. Empty for runs that named a `video`."""
 
         def apply(self, aggregate: Run) -> None:
-            aggregate.media_kept = True
+            aggregate.media_kept, aggregate.trace = True, self.trace
+
+    class TraceCleaned(Aggregate.Event):
+        """The run's kept trace was replaced by the same trace without what was not the run's own: traces kept
+        until 3 December 2026 hold `trace.stacks`, the call stacks of every API call on the browser's connection,
+        so of the runs beside it too, possibly private ones (`adapters/browser/trace_file.py`). Written by
+        `canitbuy traces clean`. The replaced blob stays in the store (blobs are never rewritten), but no page
+        and no recording names it any more. Recordings only: no result depends on it."""
+
+        replaced: str
+        """sha256 of the trace it replaces (the one Run.MediaKept, or an earlier Run.TraceCleaned, named)."""
+        trace: str | None = None
+        """sha256 of the cleaned trace in the blob store; None when the replaced one could not be read as a zip
+        (its call stacks could not be taken out): the run then offers no trace."""
+        trace_bytes: int = 0
+
+        def apply(self, aggregate: Run) -> None:
+            aggregate.trace = self.trace
 
     def __init__(
         self, *, station: str, model: str, course_version: str, week: str, kind: str, attempt: int,
@@ -148,6 +165,8 @@ class Run(Aggregate):
         self.steps_recorded = 0
         self.verdict: Verdict | None = None
         self.media_kept = False
+        self.trace: str | None = None
+        """sha256 of the Playwright trace the run offers now (Run.MediaKept's, or a Run.TraceCleaned's)."""
 
     @classmethod
     def schedule(
@@ -227,3 +246,13 @@ class Run(Aggregate):
             raise RunError(f"run {self.id} has kept its trace and video already")
         self.trigger_event(self.MediaKept, timestamp=at, trace=trace, trace_bytes=trace_bytes, video=video,
                            video_bytes=video_bytes, screens=screens)
+
+    def clean_trace(self, *, replaced: str, trace: str | None, trace_bytes: int, at: datetime) -> None:
+        """Offer `trace` (None: no trace) in place of the run's trace `replaced`, the one it offers now."""
+        if self.trace is None:
+            raise RunError(f"run {self.id} offers no trace to replace")
+        if self.trace != replaced:
+            raise RunError(f"run {self.id} offers trace {self.trace[:12]}, not {replaced[:12]}")
+        if trace == replaced:
+            raise RunError(f"run {self.id}: a trace cannot replace itself")
+        self.trigger_event(self.TraceCleaned, timestamp=at, replaced=replaced, trace=trace, trace_bytes=trace_bytes)

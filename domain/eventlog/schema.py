@@ -50,6 +50,7 @@ EVENT_CLASSES: tuple[type[Any], ...] = (
     Run.Finished,
     Run.CutShort,
     Run.MediaKept,
+    Run.TraceCleaned,
     Correction.Issued,
     Correction.Withdrawn,
     Week.Opened,

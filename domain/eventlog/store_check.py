@@ -56,6 +56,8 @@ def named_blobs(envelope: Envelope) -> Iterator[str]:
     elif envelope.name == "Run.MediaKept":
         yield from (d for d in (payload.trace, payload.video) if d)
         yield from (screen.screenshot for screen in payload.screens)  # a step's screenshot is named twice
+    elif envelope.name == "Run.TraceCleaned" and payload.trace:
+        yield payload.trace
     elif envelope.name == "ManualTest.Recorded" and payload.video:
         yield payload.video
     elif envelope.name == "Organisation.ConsentRecorded":

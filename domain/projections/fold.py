@@ -32,6 +32,8 @@ ALL = "*"
 NONE: frozenset[str] = frozenset()
 STEP = "Run.StepRecorded"
 MEDIA = "Run.MediaKept"
+MEDIA_EVENTS = frozenset({MEDIA, "Run.TraceCleaned"})
+"""A run's trace and video, and a trace's later cleaning: they change nothing but the recording."""
 SKIMMED: frozenset[str] = frozenset({STEP})
 """Events whose payload the fold never reads: read them with `Record.read_log(skim=SKIMMED)`."""
 
@@ -229,10 +231,10 @@ def scheduled(run_id: str, p: Any, position: int) -> RunFact:
 
 
 def fold_run(run: RunFact, name: str, p: Any, position: int) -> bool:
-    """Apply a later event of the run (Run.Started, .StepRecorded, .Finished, .CutShort, .MediaKept; a skimmed
-    step's payload is never read); True when it can change the week's documents (an end, or a start in another
-    week). The trace and video change nothing but the recording."""
-    if name == MEDIA:
+    """Apply a later event of the run (Run.Started, .StepRecorded, .Finished, .CutShort, .MediaKept,
+    .TraceCleaned; a skimmed step's payload is never read); True when it can change the week's documents (an end,
+    or a start in another week). The trace and video change nothing but the recording."""
+    if name in MEDIA_EVENTS:
         return False
     run.position = position
     if name == STEP:

@@ -157,6 +157,8 @@ def load_recording(record: Record, run_id: UUID, sees_org: SeesOrg = nobody) -> 
         elif isinstance(event, Run.MediaKept):
             media = RunMedia(trace=event.trace, trace_bytes=event.trace_bytes, video=event.video,
                              video_bytes=event.video_bytes, screens=event.screens)
+        elif isinstance(event, Run.TraceCleaned) and media is not None:  # the replaced trace is named no more
+            media = msgspec.structs.replace(media, trace=event.trace, trace_bytes=event.trace_bytes)
     return Recording(run=_summary(fact, len(steps)), steps=steps, verdict=fact.verdict,
                      position=events[-1].originator_version, private_test=private, media=media)
 

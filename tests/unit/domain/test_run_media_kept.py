@@ -63,3 +63,37 @@ def test_the_videos_screens_decode_and_an_older_event_without_them_decodes_with_
     older = {k: v for k, v in state.items() if k != "screens"}  # as runs until 2 December 2026 wrote it
     decoded = payload_decoder("Run.MediaKept").decode(encode_payload({**older, "video": VIDEO, "video_bytes": 20}))
     assert (decoded.video, decoded.screens) == (VIDEO, ())
+
+
+def test_a_trace_is_replaced_only_by_another_and_only_the_one_the_run_offers() -> None:
+    """Run.TraceCleaned (`canitbuy traces clean`): the run offers the cleaned trace, or none, from then on."""
+    run = ended_run()
+    with pytest.raises(RunError, match="offers no trace"):
+        run.clean_trace(replaced=TRACE, trace="c" * 64, trace_bytes=9, at=AT)
+    run.keep_media(trace=TRACE, trace_bytes=10, video=None, video_bytes=0, at=AT)
+    assert run.trace == TRACE
+    with pytest.raises(RunError, match="not dddddddddddd"):
+        run.clean_trace(replaced="d" * 64, trace="c" * 64, trace_bytes=9, at=AT)
+    with pytest.raises(RunError, match="cannot replace itself"):
+        run.clean_trace(replaced=TRACE, trace=TRACE, trace_bytes=10, at=AT)
+    run.clean_trace(replaced=TRACE, trace="c" * 64, trace_bytes=9, at=AT)
+    assert run.trace == "c" * 64
+    run.clean_trace(replaced="c" * 64, trace=None, trace_bytes=0, at=AT)
+    assert run.trace is None and run.media_kept
+    with pytest.raises(RunError, match="offers no trace"):
+        run.clean_trace(replaced="c" * 64, trace="e" * 64, trace_bytes=9, at=AT)
+
+
+def test_a_cleaned_trace_decodes_with_the_schema_and_changes_no_weeks_facts() -> None:
+    run = ended_run()
+    run.keep_media(trace=TRACE, trace_bytes=10, video=None, video_bytes=0, at=AT)
+    run.clean_trace(replaced=TRACE, trace="c" * 64, trace_bytes=9, at=AT)
+    events = run.collect_events()
+    state = {k: v for k, v in vars(events[-1]).items() if k not in ("originator_id", "originator_version")}
+    payload = payload_decoder("Run.TraceCleaned").decode(encode_payload(state))
+    assert (payload.replaced, payload.trace, payload.trace_bytes) == (TRACE, "c" * 64, 9)
+    fact = scheduled(str(run.id), events[0], 1)
+    before = msgspec.structs.asdict(fact)
+    assert fold_run(fact, "Run.TraceCleaned", payload, 6) is False
+    assert msgspec.structs.asdict(fact) == before
+    assert LogState().apply(Envelope(6, str(run.id), 6, "Run.TraceCleaned", payload)) == frozenset()
