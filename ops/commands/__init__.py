@@ -30,6 +30,7 @@ HELP = {
     "models": "the line-up's models behind the gateway",
     "run": "run one agent on one station, recorded like any run",
     "staff": "staff desk accounts",
+    "traces": "the runs' kept Playwright traces: clean those kept until 3 December 2026",
     "web": "the public site and the staff desk",
     "week": "run, publish and inspect weeks",
     "worker": "execute runs from the queue (arq; needs CANITBUY_REDIS_URL)",

@@ -75,6 +75,7 @@ BAD = {
     "models check": (["models", "check", "--timeout", "soon"], 2),
     "run": (["run", "--station", "s99", "--model", "baseline-robust"], 1),
     "staff add": (["staff", "add", "someone@example.org", "--role", "king"], 2),
+    "traces clean": (["traces", "clean", "--all"], 2),
     "web serve": (["web", "serve", "--port", "-"], 2),
     "week run": (["week", "run", "--repeats", "0"], 1),
     "week schedule": (["week", "schedule", "--now", "yesterday"], 1),
@@ -245,6 +246,11 @@ def test_every_command_does_its_work_on_a_real_store(env: dict[str, str], tmp_pa
     arc = json.loads(ok("arc run", "--test-set", "canitbuy-course-2.1.csv", "--ids", ids, "--model",
                         "baseline-robust", "--json"))
     assert len(json.loads(ok("arc export", arc["batch"]))["results"]) == 10
+    # Every run here kept its trace as its own already: nothing to clean (the traces kept before are cleaned in
+    # tests/integration/workers/test_trace_cleaning.py).
+    cleaned = re.fullmatch(r"ok: (\d+) traces offered; \1 hold only their own run; 0 cleaned \(Run.TraceCleaned\)",
+                           ok("traces clean").strip())
+    assert cleaned and int(cleaned.group(1)) >= 3, "the runs above kept their traces"
     with gateway() as url:
         checked = ok("models check", extra_env={"CANITBUY_MODEL_BASE_URL": url, "AI_GATEWAY_API_KEY": "test-key"})
         assert "available" in checked and "NOT AVAILABLE" not in checked
