@@ -98,12 +98,16 @@ def test_a_log_stored_under_the_old_topics_reads_and_grows_with_todays_classes(s
         record.close()
 
 
+BORN_AFTER_THE_GROUPING = {"Run.TraceCleaned"}
+"""Event types added after domain/ was grouped (December 2026): never stored under a flat topic."""
+
+
 def test_a_filter_of_the_log_by_topic_asks_for_every_topic_an_event_class_was_stored_under():
     for cls in EVENT_CLASSES:
         topics = topics_of(cls)
         assert topics[0] == f"{cls.__module__}:{cls.__qualname__}"  # its own first, as new events are stored
         flat = [t for t in topics if t.partition(":")[0].count(".") == 1]  # domain.<module>: the flat domain/
-        assert len(flat) == 1, topics
+        assert len(flat) == (0 if public_name(cls) in BORN_AFTER_THE_GROUPING else 1), topics
     for name in ("Run.Scheduled", "AgentKey.Registered", "Organisation.MemberAdded"):
         cls = next(c for c in EVENT_CLASSES if public_name(c) == name)
         assert STORED_AS[name] in topics_of(cls)
