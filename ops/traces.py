@@ -27,9 +27,7 @@ from adapters.blobs import Blobs
 from adapters.browser.trace_file import CALL_STACKS, drop_call_stacks
 from domain.agent.runs import RunError
 from domain.eventlog.record import Record
-
-SKIM = frozenset({"Run.StepRecorded"})
-"""Read the log without decoding the steps (most of it), as the projections do."""
+from domain.projections.fold import MEDIA_EVENTS, SKIMMED
 
 
 @dataclass
@@ -56,10 +54,10 @@ def offered_traces(record: Record) -> dict[str, str]:
     """Run id to the sha256 of the trace it offers now, in the order the runs kept them."""
     offered: dict[str, str] = {}
     after = 0
-    while page := record.read_log(after, skim=SKIM):
+    while page := record.read_log(after, skim=SKIMMED):  # the steps (most of the log) not decoded
         after = page[-1].position
         for envelope in page:
-            if envelope.name not in ("Run.MediaKept", "Run.TraceCleaned"):
+            if envelope.name not in MEDIA_EVENTS:
                 continue
             trace = envelope.payload.trace
             if trace:
