@@ -1,9 +1,12 @@
 """ARC-shaped test sets from files, and where each row's agent starts.
 
 A test set is a CSV with at least the columns id, host and product_url (ARC's arc-100.csv, our
-domain/testsets/canitbuy-course-2.1.csv), or ARC's arc-100.json (`{"name", "version", "stores": [...]}`). A bare
-file name that is not a path is looked up in domain/testsets/. Which test set it is follows from its ids, and
-every id must be one of that test set's (an export of unknown ids would be refused anyway).
+domain/testsets/canitbuy-course-2.1.csv), or ARC's arc-100.json (`{"name", "version", "stores": [...]}`), read as
+UTF-8 with or without a byte order mark. A bare file name (no directory part) not found is looked up in
+domain/testsets/. Which test set it is follows from its ids, and every id must be one of that test set's (an
+export of unknown ids would be refused anyway). An ARC-100 row must also name the frozen set's host and
+product_url for its id: the id names a store, and a file cannot lend it to another. Every error names the file,
+and the row when it is about one.
 
 Our course's rows name the public lab (`sNN.lab.canitbuy.com`); they are pointed at the lab this command runs
 against (the same station, path and query on its scheme, domain and port), so the course runs offline.
@@ -21,6 +24,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from domain.leaderboards.arc import ARC_TEST_SET, COURSE_TEST_SET, TestItem, TestSet, test_set_named
+from domain.leaderboards.arc_reading import host_key
 
 PUBLIC_LAB_DOMAIN = "lab.canitbuy.com"
 _STATION = re.compile(r"^s(0[1-9]|1[0-8])$")
@@ -32,9 +36,14 @@ class TestSetError(ValueError):
 
 
 def locate(name: str) -> Path:
+    """The file `name` names; a bare file name (no directory part) not found here is looked up in
+    domain/testsets/. A path with a directory part is taken as given: a mistyped folder is an error, never
+    silently the bundled file of the same name."""
     path = Path(name)
     if path.is_file():
         return path
+    if path.name != name:
+        raise TestSetError(f"no test set file {name!r}")
     bundled = Path(str(resources.files("domain") / "testsets" / path.name))
     if bundled.is_file():
         return bundled
@@ -43,11 +52,14 @@ def locate(name: str) -> Path:
 
 def read_test_set(name: str) -> TestSet:
     path = locate(name)
-    text = path.read_text(encoding="utf-8")
-    items = _json_items(text) if path.suffix.lower() == ".json" else _csv_items(text)
-    if not items:
+    try:  # utf-8-sig: Excel starts the CSVs it saves with a byte order mark
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        raise TestSetError(f"{path}: cannot be read as UTF-8 text ({error})") from None
+    rows = _json_items(path, text) if path.suffix.lower() == ".json" else _csv_items(path, text)
+    if not rows:
         raise TestSetError(f"{path}: no rows")
-    ids = [item.id for item in items]
+    ids = [item.id for _, item in rows]
     if all(_STATION.match(i) for i in ids):
         set_name = COURSE_TEST_SET
     elif all(_ARC_ID.match(i) for i in ids):
@@ -55,12 +67,34 @@ def read_test_set(name: str) -> TestSet:
     else:
         raise TestSetError(f"{path}: ids must all be ARC-100 v1 ids (arc100-v1-001..) or course ids (s01..s18)")
     known = test_set_named(set_name).by_id()
-    for item in items:
+    seen: set[str] = set()
+    for where, item in rows:
         if item.id not in known:
-            raise TestSetError(f"{path}: {item.id} is not in {set_name}")
-    if len(set(ids)) != len(ids):
-        raise TestSetError(f"{path}: an id appears twice")
-    return TestSet(set_name, items)
+            raise TestSetError(f"{path}: {where}: {item.id} is not in {set_name}")
+        if item.id in seen:
+            raise TestSetError(f"{path}: {where}: {item.id} appears twice")
+        seen.add(item.id)
+        if set_name == ARC_TEST_SET:
+            problem = differs_from_frozen(item, known[item.id])
+            if problem:
+                raise TestSetError(f"{path}: {where}: {problem}")
+    return TestSet(set_name, [item for _, item in rows])
+
+
+def differs_from_frozen(item: TestItem, frozen: TestItem) -> str | None:
+    """Why an ARC-100 row is not the frozen set's row of its id (its store host or its product address), or None.
+
+    An ARC-100 id names one store and one product: a row giving the id another host or product_url would run
+    another store under ARC-100's name. Hosts are compared as ARC's `arc100ByHost` (benchmark/src/arc100.ts)
+    compares them (`host_key`: lowercased, one trailing dot and a leading www. dropped), so ARC's own
+    arc-100.csv and arc-100.json read; the product address is fixed ("a fixed product_url") and must be the
+    frozen one as written."""
+    if host_key(item.host.strip()) != host_key(frozen.host):
+        return f"host {item.host!r} is not {frozen.host!r}, the host of {item.id} in {ARC_TEST_SET}"
+    if item.product_url.strip() != frozen.product_url:
+        return (f"product_url {item.product_url!r} is not {frozen.product_url!r}, the product_url of {item.id} "
+                f"in {ARC_TEST_SET}")
+    return None
 
 
 def _row(row: dict[str, object], where: str) -> TestItem:
@@ -73,23 +107,27 @@ def _row(row: dict[str, object], where: str) -> TestItem:
     return TestItem(values["id"], values["host"], values["product_url"], values["name"])
 
 
-def _csv_items(text: str) -> list[TestItem]:
+def _csv_items(path: Path, text: str) -> list[tuple[str, TestItem]]:
     reader = csv.DictReader(io.StringIO(text))
     missing = {"id", "host", "product_url"} - set(reader.fieldnames or [])
     if missing:
-        raise TestSetError(f"the CSV lacks the column(s) {', '.join(sorted(missing))}")
-    return [_row(row, f"row {n}") for n, row in enumerate(reader, start=2)]
+        raise TestSetError(f"{path}: the CSV lacks the column(s) {', '.join(sorted(missing))}")
+    try:
+        return [(f"row {n}", _row(row, f"{path}: row {n}")) for n, row in enumerate(reader, start=2)]
+    except csv.Error as error:
+        raise TestSetError(f"{path}: not a CSV ({error})") from None
 
 
-def _json_items(text: str) -> list[TestItem]:
+def _json_items(path: Path, text: str) -> list[tuple[str, TestItem]]:
     try:
         data = json.loads(text)
     except ValueError as error:
-        raise TestSetError(f"not JSON: {error}") from None
+        raise TestSetError(f"{path}: not JSON: {error}") from None
     stores = data.get("stores") if isinstance(data, dict) else None
     if not isinstance(stores, list):
-        raise TestSetError('the JSON needs a "stores" array (ARC\'s arc-100.json shape)')
-    return [_row(s if isinstance(s, dict) else {}, f"stores[{n}]") for n, s in enumerate(stores)]
+        raise TestSetError(f'{path}: the JSON needs a "stores" array (ARC\'s arc-100.json shape)')
+    return [(f"stores[{n}]", _row(s if isinstance(s, dict) else {}, f"{path}: stores[{n}]"))
+            for n, s in enumerate(stores)]
 
 
 def pick(test_set: TestSet, ids: str | None) -> list[TestItem]:
