@@ -2,8 +2,16 @@
 
 Per row: a finished run gives the outcome its verdict names (`arc`); a run cut short by our error or the model's
 connection is `error` (ARC leaves it out of n, as we leave it out of results); a row whose run never started is
-`not_attempted`. Evidence is the run's last screenshot, addressed under the site's public https base when one is
-configured (else left out); course rows that reached a checkout carry the lab's receipt.
+`not_attempted`.
+
+Outcomes outside our lab: code reads only the lab's cart and checkout markers, so on a real store a run it calls
+`no_cart` may have put the product in the cart. Such a row is not a judged outcome: an ARC-100 batch is exported
+only with the outcome a person gave each of them after reviewing the run's evidence (`reviewed`), and the run's
+notes say how many. `blocked`, `error` and `not_attempted` are decided by code and stand. Course batches (our
+lab, whose markers code reads) are exported as code judged them.
+
+Evidence is the run's last screenshot, addressed under the site's public https base when one is configured (else
+left out); course rows that reached a checkout carry the lab's receipt.
 """
 
 from __future__ import annotations
@@ -24,6 +32,13 @@ NOTES = (
     "CanItBuy harness: headless Chromium driven step by step (at most 16 steps and 150 s a store), one attempt "
     "per store, stopped before payment. Outcomes decided by code: the lab's cart and checkout markers; on stores "
     "without them only blocked or no_cart can be told. Stores unreachable from our machine are error (ours)."
+)
+REVIEWED_NOTES = (
+    "CanItBuy harness: headless Chromium driven step by step (at most 16 steps and 150 s a store), one attempt "
+    "per store, stopped before payment. Code cannot read a real store's cart: {reviewed} of {rows} results "
+    "(no_cart by code) were reviewed by a person from the run's evidence, who gave their outcome. blocked "
+    "(verification page, HTTP 401/403/429, captcha), error (ours, stores unreachable from our machine included) "
+    "and not_attempted were decided by code."
 )
 
 
@@ -76,8 +91,23 @@ def arc_outcome(end: RunEnd | None) -> str:
     return (end.verdict.arc if end.verdict else None) or "no_cart"
 
 
-def arc_result(row: ArcRow, end: RunEnd | None, *, course: bool, evidence_base: str | None) -> dict[str, Any]:
-    result: dict[str, Any] = {"id": row.id, "outcome": arc_outcome(end)}
+def needs_review(end: RunEnd | None, *, course: bool) -> bool:
+    """Whether the row's outcome is for a person to give: `no_cart` by code on a store outside our lab, where
+    code cannot read the cart."""
+    return not course and arc_outcome(end) == "no_cart"
+
+
+def unreviewed(batch: ArcBatch, ends: Mapping[str, RunEnd], reviewed: Mapping[str, str]) -> list[str]:
+    """The ids of the rows that need a person's review and have none in `reviewed`."""
+    course = batch.test_set == COURSE_TEST_SET
+    return [row.id for row in batch.rows
+            if needs_review(ends.get(row.run_id), course=course) and row.id not in reviewed]
+
+
+def arc_result(row: ArcRow, end: RunEnd | None, *, course: bool, evidence_base: str | None,
+               reviewed: str | None = None) -> dict[str, Any]:
+    """The row's result; `reviewed` is the outcome a person gave it (only for a row that needs review)."""
+    result: dict[str, Any] = {"id": row.id, "outcome": reviewed or arc_outcome(end)}
     if end is None or end.status in ("scheduled", "running"):
         return result
     if end.ended_at is not None:
@@ -97,10 +127,21 @@ def agent_name(model: str) -> str:
 
 
 def submission_of(
-    batch: ArcBatch, ends: Mapping[str, RunEnd], *, evidence_base: str | None = None
+    batch: ArcBatch, ends: Mapping[str, RunEnd], *, evidence_base: str | None = None,
+    reviewed: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The submission for the batch; `ends` maps run ids to what their runs ended with."""
+    """The submission for the batch; `ends` maps run ids to what their runs ended with, `reviewed` row ids to the
+    outcome a person gave them. Every row that needs review must have one (`unreviewed` is empty): the caller
+    checks, and this refuses to print a machine `no_cart` from a real store as an outcome."""
     course = batch.test_set == COURSE_TEST_SET
+    reviewed = reviewed or {}
+    missing = unreviewed(batch, ends, reviewed)
+    if missing:
+        raise ValueError(f"rows need a person's review: {', '.join(missing)}")
+    given = {row.id: reviewed.get(row.id) if needs_review(ends.get(row.run_id), course=course) else None
+             for row in batch.rows}
+    if any(row_id not in given or given[row_id] is None for row_id in reviewed):
+        raise ValueError("a reviewed outcome was given for a row that needs no review")
     versions = sorted({e.agent_version for e in ends.values() if e.agent_version})
     agent: dict[str, Any] = {"name": agent_name(batch.model), "path": "browser", "model": batch.model[:80],
                              "builder": BUILDER}
@@ -108,12 +149,13 @@ def submission_of(
         agent["version"] = versions[-1][:40]
     ended = [e.ended_at for e in ends.values() if e.ended_at is not None]
     finished = batch.finished_at or (max(ended) if ended else batch.started_at)
+    notes = NOTES if course else REVIEWED_NOTES.format(reviewed=len(reviewed), rows=len(batch.rows))
     return {
         "spec": SPEC,
         "test_set": batch.test_set,
         "agent": agent,
         "run": {"started_at": moment(batch.started_at), "finished_at": moment(finished),
-                "stopped_before_payment": True, "notes": NOTES},
-        "results": [arc_result(row, ends.get(row.run_id), course=course, evidence_base=evidence_base)
-                    for row in batch.rows],
+                "stopped_before_payment": True, "notes": notes},
+        "results": [arc_result(row, ends.get(row.run_id), course=course, evidence_base=evidence_base,
+                               reviewed=given[row.id]) for row in batch.rows],
     }

@@ -11,7 +11,8 @@ run are named so when a batch is exported.
 
 On a store that is not our lab there is no cart or checkout marker: code cannot tell that a cart holds the
 product, so such a run is `no_cart` (or `blocked`) whatever the agent did. That is the honest limit of judging by
-code; ARC itself judges real stores from evidence by hand.
+code; ARC itself judges real stores from evidence by hand, and so must we: an export takes such a `no_cart` only
+with the outcome a person gave it after reviewing the run (domain/leaderboards/arc_export.py).
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 `arc run --test-set FILE [--ids a,b] --model NAME [--lab-url URL] [--json]` schedules one batch (an ArcBatch and
 one run of kind "arc" a row, in one transaction), executes the runs here with the embedded pool (the same actor
 the workers use), and prints the batch id with each row's outcome. Rows on stores this machine cannot reach are
-cut short as our error with the reason, never given a result. `arc export BATCH` prints the batch as an
-arc-leaderboard-submission/v1 object, checked against ARC's JSON Schema and our own parser first.
+cut short as our error with the reason, never given a result. `arc export BATCH [--outcomes FILE]` prints the
+batch as an arc-leaderboard-submission/v1 object, checked against ARC's JSON Schema and our own parser first; an
+ARC-100 batch's `no_cart` rows (code cannot read a real store's cart) need the outcome a person gave them (FILE).
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ from adapters.wiring import Runtime, build_runtime
 from domain.courses.course import CURRENT_VERSION
 from domain.leaderboards.arc import COURSE_TEST_SET, TestItem
 from domain.leaderboards.arc_batches import ArcBatch, load_batch, schedule_batch
-from domain.leaderboards.arc_export import arc_result
+from domain.leaderboards.arc_export import arc_result, needs_review
 from domain.week.weeks import week_of
-from ops.arc_export import batch_ends, check_export, export_batch
+from ops.arc_export import ExportRefused, batch_ends, check_export, export_batch
 from ops.arc_files import TestSetError, is_lab, pick, read_test_set, start_url, unreachable
 from ops.cli import CommandError
 from ops.commands import HELP, Subcommands
@@ -56,6 +57,9 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     export.add_argument("batch", metavar="BATCH", help="the batch id `arc run` printed")
     export.add_argument("--public-url", help="https base of the site for evidence addresses "
                                              "(default CANITBUY_PUBLIC_URL; unset leaves them out)")
+    export.add_argument("--outcomes", metavar="FILE",
+                        help="a CSV id,outcome: the outcome a person gave each no_cart row outside our lab after "
+                             "reviewing its run's evidence (required when an ARC-100 batch has such rows)")
     export.set_defaults(handler=arc_export)
     return parser
 
@@ -141,7 +145,8 @@ def _rows(runtime: Runtime, batch_id: UUID) -> list[dict[str, Any]]:
     for row in batch.rows:
         end = ends.get(row.run_id)
         result = arc_result(row, end, course=course, evidence_base=None)
-        rows.append({**result, "run_id": row.run_id, "reason": end.reason if end else ""})
+        rows.append({**result, "run_id": row.run_id, "reason": end.reason if end else "",
+                     "needs_review": needs_review(end, course=course)})
     return rows
 
 
@@ -159,6 +164,10 @@ def _print(batch_id: str, test_set: str, model: str, rows: list[dict[str, Any]],
     successes = sum(1 for r in rows if r["outcome"] in ("added_to_cart", "checkout_reached"))
     counted = sum(1 for r in rows if r["outcome"] not in ("error", "not_attempted"))
     print(f"{test_set} · {model}: cart success {successes} of {counted} in {seconds:g} s")
+    review = sum(1 for r in rows if r["needs_review"])
+    if review:
+        print(f"{review} no_cart rows outside our lab need a person's review before export: "
+              f"canitbuy arc export {batch_id} --outcomes FILE (a CSV id,outcome)")
     print(f"batch {batch_id}  (canitbuy arc export {batch_id} > submission.json)")
 
 
@@ -173,8 +182,8 @@ def arc_export(args: argparse.Namespace) -> int:
         raise CommandError("the public base for evidence must be an https:// address")
     with build_runtime(settings) as runtime:
         try:
-            document = export_batch(runtime, batch_id, evidence_base=base)
-        except LookupError as error:
+            document = export_batch(runtime, batch_id, evidence_base=base, outcomes=args.outcomes)
+        except (LookupError, ExportRefused) as error:
             raise CommandError(str(error)) from None
     problem = check_export(document, course=document["test_set"] == COURSE_TEST_SET)
     if problem:
