@@ -7,6 +7,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -121,3 +124,18 @@ def test_every_row_error_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "bad.json"
     path.write_text("{", encoding="utf-8")
     assert refused(path).startswith(f"{path}: not JSON: ")
+
+
+def test_arc_run_refuses_the_file_before_anything_runs(tmp_path: Path) -> None:
+    rows = [{**row, "product_url": f"https://s{n:02d}.lab.canitbuy.com/products/aero-run-2"}
+            for n, row in enumerate(arc_rows(), start=1)]
+    path = write_csv(tmp_path / "fake-arc.csv", rows)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CANITBUY_")} | {"CANITBUY_DATA_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "ops.cli", "arc", "run", "--test-set", str(path), "--model",
+                           "baseline-robust"], cwd=BUNDLED.parents[1], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 1 and not done.stdout
+    assert done.stderr.splitlines() == [f"canitbuy: {path}: row 2: product_url "
+                                        "'https://s01.lab.canitbuy.com/products/aero-run-2' is not "
+                                        f"'{FROZEN['arc100-v1-001'].product_url}', the product_url of arc100-v1-001 "
+                                        "in ARC-100 v1"]
