@@ -10,8 +10,12 @@ only with the outcome a person gave each of them after reviewing the run's evide
 notes say how many. `blocked`, `error` and `not_attempted` are decided by code and stand. Course batches (our
 lab, whose markers code reads) are exported as code judged them.
 
-Evidence is the run's last screenshot, addressed under the site's public https base when one is configured (else
-left out); course rows that reached a checkout carry the lab's receipt.
+Evidence is a screenshot, addressed under the site's public https base when one is configured (else left out):
+for `checkout_reached` the run's final screen (the screen as the run left it, the last of Run.MediaKept's
+screens: a step's screenshot is taken before its action, so no step shows the checkout); for `added_to_cart`
+decided by code, the newest step observed on the lab's cart page (`/cart`, the one page showing the cart marker
+that credited the product), else the final screen; for an outcome a person gave, the final screen; otherwise
+the last step's screenshot. Course rows that reached a checkout carry the lab's receipt.
 """
 
 from __future__ import annotations
@@ -19,12 +23,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import msgspec
 
 from domain.agent.runs import Run
 from domain.agent.verdicts import Verdict
-from domain.leaderboards.arc import COURSE_TEST_SET, SPEC
+from domain.leaderboards.arc import COURSE_TEST_SET, SPEC, SUCCESS
 from domain.leaderboards.arc_batches import ArcBatch, ArcRow
 
 BUILDER = "CanItBuy"
@@ -40,6 +45,8 @@ REVIEWED_NOTES = (
     "(verification page, HTTP 401/403/429, captcha), error (ours, stores unreachable from our machine included) "
     "and not_attempted were decided by code."
 )
+LAB_CART_PATH = "/cart"
+"""The lab's cart page, the one page showing its cart marker (`#nordlys-cart`)."""
 
 
 class RunEnd(msgspec.Struct, frozen=True, kw_only=True):
@@ -53,7 +60,11 @@ class RunEnd(msgspec.Struct, frozen=True, kw_only=True):
     ended_at: datetime | None = None
     agent_version: str | None = None
     screenshot: str | None = None
-    """sha256 of the run's last screenshot in the blob store."""
+    """sha256 of the run's last step screenshot in the blob store (taken before that step's action)."""
+    final_screen: str | None = None
+    """sha256 of the screen as the run left it (the last of Run.MediaKept's screens), when it was kept."""
+    cart_screenshot: str | None = None
+    """sha256 of the screenshot of the newest step observed on the lab's cart page."""
     reason: str = ""
     """The verdict's reason, or why the run was cut short (for people; ARC's format has no field for it)."""
 
@@ -68,7 +79,11 @@ def run_end(events: Sequence[Any]) -> RunEnd | None:
             case Run.Started(agent_version=version):
                 end = msgspec.structs.replace(end, status="running", agent_version=version)
             case Run.StepRecorded(step=step):
-                end = msgspec.structs.replace(end, steps=end.steps + 1, screenshot=step.screenshot or end.screenshot)
+                on_cart = bool(step.screenshot) and urlsplit(step.url).path.rstrip("/") == LAB_CART_PATH
+                end = msgspec.structs.replace(end, steps=end.steps + 1, screenshot=step.screenshot or end.screenshot,
+                                              cart_screenshot=step.screenshot if on_cart else end.cart_screenshot)
+            case Run.MediaKept(screens=screens) if screens:
+                end = msgspec.structs.replace(end, final_screen=screens[-1].screenshot)
             case Run.Finished(verdict=verdict, steps=steps, seconds=seconds):
                 end = msgspec.structs.replace(end, status="finished", verdict=verdict, steps=steps, seconds=seconds,
                                               ended_at=event.timestamp, reason=verdict.reason)
@@ -104,6 +119,15 @@ def unreviewed(batch: ArcBatch, ends: Mapping[str, RunEnd], reviewed: Mapping[st
             if needs_review(ends.get(row.run_id), course=course) and row.id not in reviewed]
 
 
+def evidence_of(end: RunEnd, outcome: str, *, by_person: bool) -> str | None:
+    """The screenshot that shows the outcome (see the module's docstring)."""
+    if outcome == "checkout_reached" or (by_person and outcome in SUCCESS):
+        return end.final_screen or end.screenshot
+    if outcome == "added_to_cart":
+        return end.cart_screenshot or end.final_screen or end.screenshot
+    return end.screenshot
+
+
 def arc_result(row: ArcRow, end: RunEnd | None, *, course: bool, evidence_base: str | None,
                reviewed: str | None = None) -> dict[str, Any]:
     """The row's result; `reviewed` is the outcome a person gave it (only for a row that needs review)."""
@@ -115,8 +139,9 @@ def arc_result(row: ArcRow, end: RunEnd | None, *, course: bool, evidence_base: 
     result["steps"] = end.steps
     if end.seconds is not None:
         result["seconds"] = round(end.seconds, 1)
-    if evidence_base and end.screenshot:
-        result["evidence_url"] = f"{evidence_base.rstrip('/')}/runs/{row.run_id}/blobs/{end.screenshot}"
+    evidence = evidence_of(end, result["outcome"], by_person=reviewed is not None)
+    if evidence_base and evidence:
+        result["evidence_url"] = f"{evidence_base.rstrip('/')}/runs/{row.run_id}/blobs/{evidence}"
     if course and end.verdict is not None and end.verdict.receipt:
         result["receipt"] = end.verdict.receipt
     return result

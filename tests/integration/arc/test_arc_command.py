@@ -9,16 +9,22 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+from uuid import UUID
 
 import anyio
 import jsonschema
 import pytest
 
 from adapters.receipts import HttpxReceiptVerifier
+from adapters.settings import Settings
+from adapters.wiring import build_runtime
+from domain.agent.runs import Run
 from domain.leaderboards.arc import COURSE_TEST_SET, Submission
 from domain.leaderboards.arc_schema import course_schema
 from domain.leaderboards.arc_validation import parse_submission
@@ -28,14 +34,20 @@ from domain.leaderboards.verification import can_verify_by_receipts, judge_recei
 from lab.receipts import load_or_create_seed
 from lab.server import LabServer
 from ops.arc_export import arc_schema, check_export
+from web.app import create_app
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
 
 pytestmark = pytest.mark.chromium
 ROOT = Path(__file__).parents[3]
-# Ten stations (ARC counts a run only with at least 10 results), the quick ones, with the three whose ARC
+# Ten stations and more (ARC counts a run only with at least 10 results), the quick ones, with those whose ARC
 # outcomes differ: s01 the control and s13 the bot gate (the harness signs) reach checkout; s14 (pickup point
-# only on a map) leaves the product in the cart.
-IDS = ("s01", "s02", "s04", "s05", "s06", "s07", "s13", "s14", "s15", "s17")
-EXPECTED = {code: "checkout_reached" for code in IDS} | {"s14": "added_to_cart"}
+# only on a map) leaves the product in the cart, and so does s10 (the agent stops at the sign-in page the
+# checkout asks for, after the cart).
+IDS = ("s01", "s02", "s04", "s05", "s06", "s07", "s10", "s13", "s14", "s15", "s17")
+EXPECTED = {code: "checkout_reached" for code in IDS} | {"s10": "added_to_cart", "s14": "added_to_cart"}
 PUBLIC = "https://canitbuy.com"
 
 
@@ -125,17 +137,17 @@ def test_the_receipts_of_a_course_export_verify_with_the_labs_keys(export: dict[
     assert all(isinstance(c, ReceiptVerified) and c.station == code for code, c in checks.items())
     assert all(isinstance(c, ReceiptVerified) and c.agent_keyid for c in checks.values())  # the harness signs
     submission = parse_submission(json.dumps(export).encode())
-    # What the staff desk does: every success must carry a receipt; s14's cart alone has none to show.
+    # What the staff desk does: every success must carry a receipt; the carts of s10 and s14 have none to show.
     assert not can_verify_by_receipts(submission)
     judgement = judge_receipts(submission, checks, registered_before_the_run(submission, checks), {})
-    assert not judgement.verified and judgement.checks["s14"] == "no receipt"
+    assert not judgement.verified and judgement.checks["s14"] == judgement.checks["s10"] == "no receipt"
     assert all(judgement.checks[code] == "receipt valid" for code in checks)
 
 
 def test_a_course_export_of_checkouts_only_is_verified_by_its_receipts(export: dict[str, Any],
                                                                        same_lab: LabServer) -> None:
     checkouts = {**export, "results": [r for r in export["results"] if r["outcome"] != "added_to_cart"]}
-    checkouts["results"].append({"id": "s10", "outcome": "no_cart"})  # still ten results
+    checkouts["results"].append({"id": "s03", "outcome": "no_cart"})  # still ten results
     submission = parse_submission(json.dumps(checkouts).encode())
     assert can_verify_by_receipts(submission)
     checks = verify_all(same_lab, checkouts)
@@ -182,3 +194,41 @@ def test_rows_on_stores_out_of_reach_are_our_error_with_the_reason_never_a_resul
     rows = json.loads(done.stdout)["results"]
     assert [r["outcome"] for r in rows] == ["error", "error"]
     assert all("unreachable from this machine" in r["reason"] for r in rows)
+
+
+def events_by_row(data_dir: Path, batch: dict[str, Any]) -> dict[str, list[Any]]:
+    with build_runtime(Settings(data_dir=data_dir)) as runtime:
+        store = runtime.record.repository.event_store
+        return {r["id"]: list(store.get(UUID(r["run_id"]))) for r in batch["results"]}
+
+
+def test_each_rows_evidence_shows_its_outcome_not_the_page_before_it(batch: dict[str, Any], export: dict[str, Any],
+                                                                     data_dir: Path) -> None:
+    events = events_by_row(data_dir, batch)
+    run_ids = {r["id"]: r["run_id"] for r in batch["results"]}
+    served: dict[str, int] = {}
+    settings = Settings(data_dir=data_dir, site_secret="test secret " * 4)
+    with TestClient(create_app(settings), base_url="https://testserver") as client:
+        for result in export["results"]:
+            path = urlsplit(result["evidence_url"]).path
+            assert path.startswith(f"/runs/{run_ids[result['id']]}/blobs/")
+            answer = client.get(path)
+            assert answer.headers["content-type"] == "image/jpeg", result["id"]
+            served[result["id"]] = answer.status_code
+    assert set(served.values()) == {200}  # every evidence address opens on our site
+    for result in export["results"]:
+        shown = result["evidence_url"].rsplit("/", 1)[-1]
+        steps = [e.step for e in events[result["id"]] if isinstance(e, Run.StepRecorded)]
+        [kept] = [e for e in events[result["id"]] if isinstance(e, Run.MediaKept)]
+        if result["outcome"] == "checkout_reached":
+            # The screen as the run left it: the checkout, which no step's screenshot (taken before its action) shows.
+            assert shown == kept.screens[-1].screenshot and shown not in {s.screenshot for s in steps}, result["id"]
+        else:
+            # The cart page whose marker credited the product: a step observed on the lab's /cart, "Your cart".
+            [step] = [s for s in steps if s.screenshot == shown][-1:]
+            assert urlsplit(step.url).path == "/cart" and step.title.startswith("Your cart"), result["id"]
+    # s10: the agent stopped on the sign-in page after the cart; the evidence is the cart, not that page.
+    s10 = [e.step for e in events["s10"] if isinstance(e, Run.StepRecorded)]
+    assert urlsplit(s10[-1].url).path != "/cart"
+    assert export["results"][IDS.index("s10")]["evidence_url"].rsplit("/", 1)[-1] != s10[-1].screenshot
+

@@ -1,24 +1,80 @@
-"""What an ARC export says of each row (domain/leaderboards/arc_export.py): the rows outside our lab whose
-`no_cart` only a person can turn into an outcome."""
+"""What an ARC export says of each row (domain/leaderboards/arc_export.py), from a run's own events: the screenshot
+that shows its outcome, and the rows outside our lab whose `no_cart` only a person can turn into an outcome."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
+from domain.agent.ports import StepRecord
+from domain.agent.runs import Run, ShownScreen
 from domain.agent.verdicts import Verdict
-from domain.leaderboards.arc import ARC_TEST_SET, arc_100_v1
+from domain.leaderboards.arc import ARC_TEST_SET, COURSE_TEST_SET, arc_100_v1, course_test_set
 from domain.leaderboards.arc_batches import schedule_batch
 from domain.leaderboards.arc_export import (
     REVIEWED_NOTES,
     RunEnd,
+    arc_result,
+    run_end,
     submission_of,
     unreviewed,
 )
 
 AT = datetime(2026, 12, 7, 10, tzinfo=UTC)
+LAB = "http://s10.lab.localhost:8700"
+CHECKOUT = Verdict(passed=True, outcome="passed", stage="checkout", step=3, arc="checkout_reached")
+IN_CART = Verdict(passed=True, outcome="passed", stage="cart", step=4, arc="added_to_cart")
 NO_CART = Verdict(passed=False, outcome="stopped", stage="entry", step=2, arc="no_cart")
+
+
+def events_of(pages: list[tuple[str, str]], verdict: Verdict | None, final: str | None = None) -> list[Any]:
+    """A run's events: a step a page (its address and screenshot), the verdict, then the kept screens (each step's
+    screenshot, then `final`, the screen as the run left it)."""
+    run = Run.schedule(station="s10", model="baseline-robust", course_version="2.1", week="2026-W50", kind="arc",
+                       task="arc", requested_by="test", at=AT)
+    run.start(worker="w", browser_version="chromium", agent_version="agent 1", at=AT)
+    for number, (url, shot) in enumerate(pages, start=1):
+        run.record_step(StepRecord(number=number, url=url, screenshot=shot), at=AT + timedelta(seconds=number))
+    if verdict is not None:
+        run.finish(verdict, steps=len(pages), seconds=30.0, at=AT + timedelta(seconds=60))
+        screens = tuple(ShownScreen(screenshot=s, seconds=1.0) for s in [*(p[1] for p in pages), final] if s)
+        run.keep_media(trace=None, trace_bytes=0, video=None, video_bytes=0, at=AT + timedelta(seconds=61),
+                       screens=screens)
+    return list(run.collect_events())
+
+
+def evidence(events: list[Any], reviewed: str | None = None) -> str:
+    row = schedule_batch(test_set=COURSE_TEST_SET, model="m", items=[(course_test_set().items[9], LAB)],
+                         course_version="2.1", week="2026-W50", requested_by="test", at=AT)[0].rows[0]
+    result = arc_result(row, run_end(events), course=reviewed is None, evidence_base="https://canitbuy.com",
+                        reviewed=reviewed)
+    return str(result["evidence_url"]).rsplit("/", 1)[-1]
+
+
+PAGES = [(f"{LAB}/products/aero-run-2", "product"), (f"{LAB}/products/aero-run-2?size=42", "variant"),
+         (f"{LAB}/cart", "cart"), (f"{LAB}/account/sign-in", "sign-in")]
+
+
+def test_checkout_reached_shows_the_final_screen_not_the_page_before_the_last_action() -> None:
+    assert evidence(events_of(PAGES[:3], CHECKOUT, final="checkout")) == "checkout"
+    # A run whose final screen was not kept (no media) falls back to its last step's screenshot.
+    assert evidence(events_of(PAGES[:3], CHECKOUT)[:-1]) == "cart"
+
+
+def test_added_to_cart_shows_the_cart_page_whose_marker_credited_the_product() -> None:
+    # s10: the cart at step 3, then the sign-in page the agent stopped on (the last screenshot).
+    assert evidence(events_of(PAGES, IN_CART, final="sign-in")) == "cart"
+    assert evidence(events_of([*PAGES[:3], (f"{LAB}/cart?need=point", "cart-2")], IN_CART, final="x")) == "cart-2"
+    # No step saw the cart: the marker was read after the last action, on the screen the run ended on.
+    assert evidence(events_of(PAGES[:2], IN_CART, final="cart-at-the-end")) == "cart-at-the-end"
+
+
+def test_other_outcomes_show_the_last_screenshot_and_a_persons_success_the_final_screen() -> None:
+    assert evidence(events_of(PAGES, NO_CART, final="end")) == "sign-in"
+    assert evidence(events_of(PAGES, NO_CART, final="end"), reviewed="added_to_cart") == "end"
+    assert evidence(events_of(PAGES, NO_CART, final="end"), reviewed="no_cart") == "sign-in"
 
 
 def test_no_cart_outside_the_lab_is_exported_only_with_a_persons_outcome() -> None:
