@@ -1,8 +1,8 @@
 """A batch of ARC runs as an arc-leaderboard-submission/v1 object. Pure: the caller reads the runs.
 
 Per row: a finished run gives the outcome its verdict names (`arc`); a run cut short by our error or the model's
-connection is `error` (ARC leaves it out of n, as we leave it out of results); a row whose run never started is
-`not_attempted`.
+connection is `error`, and so is a run that had started when the command was stopped (ARC: "the agent's own run
+broke"; both are left out of n); a row whose run never started is `not_attempted`.
 
 Outcomes outside our lab: code reads only the lab's cart and checkout markers, so on a real store a run it calls
 `no_cart` may have put the product in the cart. Such a row is not a judged outcome: an ARC-100 batch is exported
@@ -99,9 +99,11 @@ def moment(at: datetime) -> str:
 
 
 def arc_outcome(end: RunEnd | None) -> str:
-    if end is None or end.status in ("scheduled", "running"):
+    """The outcome code gives the row: `not_attempted` when its run never started, `error` when it was cut
+    short or had started when the command was stopped (it never ended), else its verdict's."""
+    if end is None or end.status == "scheduled":
         return "not_attempted"
-    if end.status == "cut_short":
+    if end.status in ("cut_short", "running"):
         return "error"
     return (end.verdict.arc if end.verdict else None) or "no_cart"
 
@@ -132,7 +134,7 @@ def arc_result(row: ArcRow, end: RunEnd | None, *, course: bool, evidence_base: 
                reviewed: str | None = None) -> dict[str, Any]:
     """The row's result; `reviewed` is the outcome a person gave it (only for a row that needs review)."""
     result: dict[str, Any] = {"id": row.id, "outcome": reviewed or arc_outcome(end)}
-    if end is None or end.status in ("scheduled", "running"):
+    if end is None or end.status == "scheduled":
         return result
     if end.ended_at is not None:
         result["at"] = moment(end.ended_at)

@@ -2,8 +2,9 @@
 
 `arc run --test-set FILE [--ids a,b] --model NAME [--lab-url URL] [--json]` schedules one batch (an ArcBatch and
 one run of kind "arc" a row, in one transaction), executes the runs here with the embedded pool (the same actor
-the workers use), and prints the batch id with each row's outcome. Rows on stores this machine cannot reach are
-cut short as our error with the reason, never given a result. `arc export BATCH [--outcomes FILE]` prints the
+the workers use), and prints each row's outcome and the batch id (on stderr as soon as the batch is recorded too,
+so a stopped command's batch can still be exported). Rows on stores this machine cannot reach are cut short as
+our error with the reason, never given a result. `arc export BATCH [--outcomes FILE]` prints the
 batch as an arc-leaderboard-submission/v1 object, checked against ARC's JSON Schema and our own parser first; an
 ARC-100 batch's `no_cart` rows (code cannot read a real store's cart) need the outcome a person gave them (FILE).
 """
@@ -84,6 +85,8 @@ def arc_run(args: argparse.Namespace) -> int:
     with build_runtime(settings) as runtime, local_services(settings) as services:
         starts = [(item, start_url(item, services.lab_url, settings.lab_domain)) for item in items]
         batch = _schedule(runtime, test_set, args.model, starts)
+        print(f"batch {batch.id} recorded: {len(starts)} rows (canitbuy arc export {batch.id}, even if stopped)",
+              file=sys.stderr, flush=True)
         began = time.monotonic()
         anyio.run(_execute, runtime, services.lab_url, services.directory_url, batch, starts)
         with_retries(lambda: _finish(runtime, batch.id), "finishing the batch")

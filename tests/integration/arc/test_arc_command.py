@@ -7,6 +7,8 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import warnings
@@ -26,6 +28,7 @@ from adapters.settings import Settings
 from adapters.wiring import build_runtime
 from domain.agent.runs import Run
 from domain.leaderboards.arc import COURSE_TEST_SET, Submission
+from domain.leaderboards.arc_batches import load_batch
 from domain.leaderboards.arc_schema import course_schema
 from domain.leaderboards.arc_validation import parse_submission
 from domain.leaderboards.receipt_ledger import KeyRegistration
@@ -33,7 +36,7 @@ from domain.leaderboards.receipts import ReceiptCheck, ReceiptRefused, ReceiptVe
 from domain.leaderboards.verification import can_verify_by_receipts, judge_receipts
 from lab.receipts import load_or_create_seed
 from lab.server import LabServer
-from ops.arc_export import arc_schema, check_export
+from ops.arc_export import arc_schema, check_export, export_batch
 from web.app import create_app
 
 with warnings.catch_warnings():
@@ -232,3 +235,40 @@ def test_each_rows_evidence_shows_its_outcome_not_the_page_before_it(batch: dict
     assert urlsplit(s10[-1].url).path != "/cart"
     assert export["results"][IDS.index("s10")]["evidence_url"].rsplit("/", 1)[-1] != s10[-1].screenshot
 
+
+def test_a_stopped_batch_is_named_at_once_and_its_started_rows_are_error(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CANITBUY_")}
+    env["CANITBUY_DATA_DIR"] = str(tmp_path)
+    process = subprocess.Popen([sys.executable, "-m", "ops.cli", "arc", "run", "--test-set",
+                                "canitbuy-course-2.1.csv", "--model", "baseline-robust"], cwd=ROOT, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        seen, batch_id = [], None
+        for line in process.stderr:  # the batch is named before any row ends
+            seen.append(line)
+            found = re.match(r"batch (\S+) recorded: 18 rows \(canitbuy arc export \1, even if stopped\)$", line)
+            batch_id = batch_id or (found and found[1])
+            if re.match(r"s\d\d: ", line):
+                assert batch_id, seen
+                break
+        process.send_signal(signal.SIGINT)  # as Ctrl-C stops it, while rows are running
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130 and "Traceback" not in err and err.strip().endswith("canitbuy: interrupted")
+    assert batch_id and batch_id not in out  # stdout's table never came: stderr named the batch
+    with build_runtime(Settings(data_dir=tmp_path)) as runtime:
+        document = export_batch(runtime, UUID(batch_id), evidence_base=None)
+        store = runtime.record.repository.event_store
+        batch = load_batch(runtime.record.repository, UUID(batch_id))
+        assert batch is not None
+        kinds = {row.id: {type(e).__name__ for e in store.get(UUID(row.run_id))} for row in batch.rows}
+    outcomes = {r["id"]: r["outcome"] for r in document["results"]}
+    started = {i for i, names in kinds.items() if "Started" in names and not names & {"Finished", "CutShort"}}
+    assert started, kinds  # the rows the pool was running when the command stopped
+    assert {outcomes[i] for i in started} == {"error"}  # ARC: "the agent's own run broke"; left out of n
+    never = {i for i, names in kinds.items() if "Started" not in names}
+    assert never and {outcomes[i] for i in never} == {"not_attempted"}

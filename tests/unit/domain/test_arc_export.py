@@ -1,5 +1,6 @@
-"""What an ARC export says of each row (domain/leaderboards/arc_export.py), from a run's own events: the screenshot
-that shows its outcome, and the rows outside our lab whose `no_cart` only a person can turn into an outcome."""
+"""What an ARC export says of each row (domain/leaderboards/arc_export.py), from a run's own events: the outcome
+(a run stopped with its command is `error`, not `not_attempted`), the screenshot that shows it, and the rows
+outside our lab whose `no_cart` only a person can turn into an outcome."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from domain.leaderboards.arc_batches import schedule_batch
 from domain.leaderboards.arc_export import (
     REVIEWED_NOTES,
     RunEnd,
+    arc_outcome,
     arc_result,
     run_end,
     submission_of,
@@ -75,6 +77,25 @@ def test_other_outcomes_show_the_last_screenshot_and_a_persons_success_the_final
     assert evidence(events_of(PAGES, NO_CART, final="end")) == "sign-in"
     assert evidence(events_of(PAGES, NO_CART, final="end"), reviewed="added_to_cart") == "end"
     assert evidence(events_of(PAGES, NO_CART, final="end"), reviewed="no_cart") == "sign-in"
+
+
+@pytest.mark.parametrize(("end", "outcome"), [
+    (None, "not_attempted"),
+    (RunEnd(status="scheduled"), "not_attempted"),
+    # Started, never ended: the command was stopped while it ran. ARC: "the agent's own run broke".
+    (RunEnd(status="running", steps=3), "error"),
+    (RunEnd(status="cut_short"), "error"),
+])
+def test_a_run_that_had_started_when_the_command_stopped_is_error(end: RunEnd | None, outcome: str) -> None:
+    assert arc_outcome(end) == outcome
+
+
+def test_a_started_runs_result_says_its_steps() -> None:
+    events = events_of(PAGES[:2], None)
+    row = schedule_batch(test_set=COURSE_TEST_SET, model="m", items=[(course_test_set().items[9], LAB)],
+                         course_version="2.1", week="2026-W50", requested_by="test", at=AT)[0].rows[0]
+    assert arc_result(row, run_end(events), course=True, evidence_base=None) == {
+        "id": "s10", "outcome": "error", "steps": 2}
 
 
 def test_no_cart_outside_the_lab_is_exported_only_with_a_persons_outcome() -> None:
