@@ -28,6 +28,7 @@ from domain.leaderboards.arc_batches import schedule_batch
 from domain.leaderboards.arc_schema import arc_schema
 from domain.leaderboards.arc_validation import parse_submission
 from domain.week.weeks import week_of
+from ops.arc_export import check_export
 
 ROOT = Path(__file__).parents[3]
 ITEMS = list(arc_100_v1().items)[:12]
@@ -172,3 +173,16 @@ def test_a_batch_recorded_with_arc_100_ids_on_other_stores_is_not_exported(data_
     assert line.endswith("; not exported")
     assert UUID(fake)
 
+
+def test_the_exports_schema_check_checks_format_uri(data_dir: Path, batch: str, tmp_path: Path) -> None:
+    # ARC's schema says `"format": "uri"` for evidence_url and agent.url; jsonschema checks it only with a URI
+    # package installed (rfc3986-validator, a dependency), else it passes anything matching ^https://.
+    assert "uri" in jsonschema.FormatChecker().checkers
+    given = [(i, "no_cart") for i in NO_CART]
+    done = canitbuy(data_dir, "arc", "export", batch, "--outcomes", str(outcomes(tmp_path / "all.csv", given)),
+                    "--public-url", "https://canitbuy.com")
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    document["results"][0]["evidence_url"] = "https://canitbuy.com/runs/a b|c"
+    assert check_export(document, course=False) == (
+        "results.0.evidence_url: 'https://canitbuy.com/runs/a b|c' is not a 'uri' (ARC's JSON Schema)")
