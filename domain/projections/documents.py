@@ -20,17 +20,35 @@ from domain.projections.canonical import canonical_struct_bytes, decimal_text
 from domain.projections.facts import ReleaseFact, RunFact, WeekFacts
 from domain.projections.format_one import matrix_one, ranking_one
 from domain.projections.format_two import matrix_two
-from domain.projections.scoring import Entry, WeekScore, score_week
+from domain.projections.scoring import COUNT_BY_END, COUNT_BY_START, CountBy, Entry, WeekScore, newest, score_week
 from domain.week.weeks import week_end
 
 LICENSE: Final = "CC BY 4.0"
-DOCUMENTS_FORMAT = 3
+DOCUMENTS_FORMAT = 4
 """The format the documents are written in now. A publication records the format it was made in and replays in it
 (format 1: weeks published before December 2026, see domain/projections/format_one.py; format 2: the Matrix
-without its stage order, see domain/projections/format_two.py)."""
-RANKING_FORMAT = "canitbuy-ranking/2"
-"""Each document names its own version: format 3 changed the Matrix only, so the ranking is written as in format 2."""
+without its stage order, see domain/projections/format_two.py; format 3: the newest run is the one that finished
+last and the cut-off applies to its end, see `counting_rule`)."""
+RANKING_FORMAT = "canitbuy-ranking/3"
+"""Each document names its own version. Format 4 changed which run both documents count, so both have a new name;
+format 3 wrote the ranking as format 2 did (`FORMAT_NAMES`)."""
 MATRIX_FORMAT = f"canitbuy-matrix/{DOCUMENTS_FORMAT}"
+FORMAT_NAMES: Final = {
+    3: ("canitbuy-ranking/2", "canitbuy-matrix/3"),
+    DOCUMENTS_FORMAT: (RANKING_FORMAT, MATRIX_FORMAT),
+}
+"""(ranking, Matrix) names by documents format, of the formats written here; format_one.py and format_two.py rename
+theirs (formats 1 and 2 are built from format 3)."""
+
+
+def _names(documents_format: int) -> tuple[str, str]:
+    return FORMAT_NAMES[max(documents_format, 3)]
+
+
+def counting_rule(documents_format: int) -> CountBy:
+    """Which run counts in a documents format: from format 4 the newest run is the one that started last and the
+    cut-off applies to its start; formats 1 to 3 counted by the end, and replay that way."""
+    return COUNT_BY_START if documents_format >= 4 else COUNT_BY_END
 
 
 class NoCourseError(LookupError):
@@ -170,7 +188,10 @@ class RankingCorrection(msgspec.Struct, kw_only=True, frozen=True, forbid_unknow
 
 
 class Ranking(Document, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """CanItBuy ranking of one ISO week (canonical JSON: sorted keys, no whitespace)."""
+    """CanItBuy ranking of one ISO week (canonical JSON: sorted keys, no whitespace). Per model and station the
+    newest run of the week counts: from canitbuy-ranking/3 on, the one that started last, and a run started before
+    22 October 2026, 09:00 UTC is no result; canitbuy-ranking/1 and /2 took the one that finished last and applied
+    that cut-off to its end."""
 
     control: str
     """The control station."""
@@ -193,7 +214,7 @@ def _entry(entry: Entry, labels: dict[str, str], score: WeekScore, runs: list[Ru
         share=decimal_text(entry.share) if entry.share is not None else None,
         control_passed=entry.control_passed, missing=entry.missing, reasons=entry.reasons,  # type: ignore[arg-type]
         excluded_text=entry.excluded_text,
-        no_result={code: _why_no_result(entry.model, code, runs) for code in without},
+        no_result={code: _why_no_result(entry.model, code, runs, score.count_by) for code in without},
         accepted_all_cookies=sum(
             1 for (model, _), run in score.results.items()
             if model == entry.model and run.verdict is not None and accepted_all_cookies(run.verdict)
@@ -201,14 +222,14 @@ def _entry(entry: Entry, labels: dict[str, str], score: WeekScore, runs: list[Ru
     )
 
 
-def _last_tried(model: str, station: str, runs: list[RunFact]) -> RunFact | None:
-    tried = [r for r in runs if r.model == model and r.station == station and r.ended_at is not None]
-    return max(tried, key=lambda r: (r.ended_at, r.end_position or 0), default=None)
+def _last_tried(model: str, station: str, runs: list[RunFact], count_by: CountBy) -> RunFact | None:
+    """The newest run of the cell that ended, result or not, newest as the format counts (scoring.newest_order)."""
+    return newest((r for r in runs if r.model == model and r.station == station and r.ended_at is not None), count_by)
 
 
-def _why_no_result(model: str, station: str, runs: list[RunFact]) -> NoResult:
+def _why_no_result(model: str, station: str, runs: list[RunFact], count_by: CountBy) -> NoResult:
     """our_error or model_connection (the last run was cut short, not the model's failure), else not_run."""
-    last = _last_tried(model, station, runs)
+    last = _last_tried(model, station, runs, count_by)
     if last is not None and last.status == "cut_short" and last.cut_short_cause:
         return last.cut_short_cause  # type: ignore[return-value]
     return "not_run"
@@ -218,10 +239,13 @@ def _week_runs(facts: WeekFacts) -> list[RunFact]:
     return [r for r in facts.runs if r.week == facts.week and r.org is None]
 
 
-def ranking_document(facts: WeekFacts, course: CourseSpec, score: WeekScore) -> Ranking:
+def ranking_document(facts: WeekFacts, course: CourseSpec, score: WeekScore,
+                     documents_format: int = DOCUMENTS_FORMAT) -> Ranking:
+    """The ranking of `score`, which counted as `documents_format` does (`counting_rule`)."""
     runs = _week_runs(facts)
     return Ranking(
-        format=RANKING_FORMAT, license=LICENSE, week=facts.week, course_version=course.version, position=facts.position,
+        format=_names(documents_format)[0], license=LICENSE, week=facts.week, course_version=course.version,
+        position=facts.position,
         citation=citation(facts), control=course.control.code, stations=score.stations,
         excluded_stations=[ExcludedStation(station=s, text=t) for s, t in sorted(score.excluded_stations.items())],
         entries=[_entry(e, facts.labels, score, runs, course.control.code) for e in score.entries],
@@ -303,7 +327,9 @@ class MatrixStage(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fiel
 
 
 class Matrix(Document, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """CanItBuy Matrix of one ISO week: models x stations."""
+    """CanItBuy Matrix of one ISO week: models x stations. A cell holds the run the ranking counts: from
+    canitbuy-matrix/4 on, the newest run by its start (canitbuy-matrix/1 to /3: by its end), as the ranking's
+    description says."""
 
     stations: list[MatrixStation]
     """Every station of the course in the course's stage order: the control (s01) first, then each stage in the
@@ -350,7 +376,7 @@ def _cell(model: str, station: str, score: WeekScore, runs: list[RunFact], corre
             broke=list(v.broke), corrected=run.run_id in corrected,
             remarks=["consent_all"] if accepted_all_cookies(v) else [], cause=None,
         )
-    last = _last_tried(model, station, runs)
+    last = _last_tried(model, station, runs, score.count_by)
     cut = bool(last and last.status == "cut_short")
     return MatrixCell(
         status="cut_short" if cut else "not_run",
@@ -372,12 +398,15 @@ def _station(code: str, course: CourseSpec, score: WeekScore) -> MatrixStation:
     )
 
 
-def matrix_document(facts: WeekFacts, course: CourseSpec, score: WeekScore) -> Matrix:
+def matrix_document(facts: WeekFacts, course: CourseSpec, score: WeekScore,
+                    documents_format: int = DOCUMENTS_FORMAT) -> Matrix:
+    """The Matrix of `score`, which counted as `documents_format` does (`counting_rule`)."""
     runs = _week_runs(facts)
     corrected = {c.run_id for c in facts.corrections if c.active and c.run_id}
     stages = stage_order(course)
     return Matrix(
-        format=MATRIX_FORMAT, license=LICENSE, week=facts.week, course_version=course.version, position=facts.position,
+        format=_names(documents_format)[1], license=LICENSE, week=facts.week, course_version=course.version,
+        position=facts.position,
         citation=citation(facts), stages=stages,
         stations=[_station(code, course, score) for stage in stages for code in stage.stations],
         models=[
@@ -394,18 +423,18 @@ class UnknownFormatError(ValueError):
 
 def week_documents(facts: WeekFacts, documents_format: int = DOCUMENTS_FORMAT) -> WeekDocuments:
     """The week's ranking and Matrix in `documents_format` (a publication's own format, to replay it)."""
+    if documents_format not in range(1, DOCUMENTS_FORMAT + 1):
+        raise UnknownFormatError(f"documents format {documents_format} is not one this version writes (1 to "
+                                 f"{DOCUMENTS_FORMAT})")
     course = course_for_week(facts.releases, facts.week)
-    score = score_week(facts.week, facts.runs, facts.corrections, course)
-    ranking: Any = ranking_document(facts, course, score)
-    matrix: Any = matrix_document(facts, course, score)
-    if documents_format in (1, 2):  # each earlier format is frozen and works on the builtins of the one after it
+    score = score_week(facts.week, facts.runs, facts.corrections, course, counting_rule(documents_format))
+    ranking: Any = ranking_document(facts, course, score, documents_format)
+    matrix: Any = matrix_document(facts, course, score, documents_format)
+    if documents_format in (1, 2):  # each earlier format is frozen and works on the builtins of format 3
         matrix = matrix_two(msgspec.to_builtins(matrix), course)
     if documents_format == 1:  # (format 2's ranking is format 3's)
         ranking = ranking_one(msgspec.to_builtins(ranking), facts, course)
         matrix = matrix_one(matrix, facts, course)
-    elif documents_format not in (2, DOCUMENTS_FORMAT):
-        raise UnknownFormatError(f"documents format {documents_format} is not one this version writes (1 to "
-                                 f"{DOCUMENTS_FORMAT})")
     return WeekDocuments(
         week=facts.week, course_version=course.version, position=facts.position,
         ranking=canonical_struct_bytes(ranking), matrix=canonical_struct_bytes(matrix),

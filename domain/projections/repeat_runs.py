@@ -2,8 +2,9 @@
 
 The official ranking keeps the method's rule (the newest run of the week counts); these rules read every repeat:
 - A cell (model, station) holds, for each repeat index (Run.Scheduled.repeat, 0..k-1), the newest *result* of
-  that index: the same filters and corrections as the ranking (public runs of the week's course, finished after
-  the cut-off; cut-short runs are never results, a voided run leaves its cell, set_outcome changes its verdict).
+  that index: the same filters, corrections and order as the ranking (public runs of the week's course, started
+  after the cut-off, newest by scoring.newest_order; cut-short runs are never results, a voided run leaves its
+  cell, set_outcome changes its verdict).
   An attempt that replaced a cut-short one fills its repeat once.
 - The *station outcome* of a model, which the paired tests compare: the majority of the cell's repeats; a tie
   (as many passes as fails) goes to the newest result, the run the official ranking counts.
@@ -28,7 +29,16 @@ import msgspec
 
 from domain.courses.course import CourseSpec
 from domain.projections.facts import CorrectionFact, RunFact
-from domain.projections.scoring import WeekScore, corrected, is_public_run_of, is_result, score_week
+from domain.projections.scoring import (
+    COUNT_BY_START,
+    CountBy,
+    WeekScore,
+    corrected,
+    is_public_run_of,
+    is_result,
+    newest,
+    score_week,
+)
 from domain.projections.statistics import Interval, McNemar, mcnemar_exact, pass_hat_k, rank_bands, wilson
 
 ALPHA = 0.05
@@ -44,6 +54,8 @@ class RepeatCell(msgspec.Struct, frozen=True, kw_only=True):
     model: str
     station: str
     results: list[RunFact]
+    count_by: CountBy = COUNT_BY_START
+    """How "newest" was decided (scoring.newest_order), for the tie of `outcome`."""
 
     @property
     def outcomes(self) -> list[bool]:
@@ -56,7 +68,7 @@ class RepeatCell(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def outcome(self) -> bool | None:
         """Majority of the repeats; a tie goes to the newest result. None without results."""
-        return station_outcome(self.results)
+        return station_outcome(self.results, self.count_by)
 
 
 class ModelRepeats(msgspec.Struct, frozen=True, kw_only=True):
@@ -92,35 +104,30 @@ class WeekRepeats(msgspec.Struct, frozen=True, kw_only=True):
     pairs: list[PairTest]
 
 
-def _finish_order(run: RunFact) -> tuple[object, int]:
-    return (run.ended_at, run.end_position or 0)
-
-
-def station_outcome(results: Sequence[RunFact]) -> bool | None:
+def station_outcome(results: Sequence[RunFact], count_by: CountBy = COUNT_BY_START) -> bool | None:
     """The majority outcome of a cell's results; a tie goes to the newest result. None without results."""
     if not results:
         return None
     passes = sum(1 for r in results if r.verdict and r.verdict.passed)
     if 2 * passes != len(results):
         return 2 * passes > len(results)
-    newest = max(results, key=_finish_order)
-    return bool(newest.verdict and newest.verdict.passed)
+    last = newest(results, count_by)
+    return bool(last and last.verdict and last.verdict.passed)
 
 
-def repeat_cells(runs: Iterable[RunFact]) -> dict[Key, RepeatCell]:
+def repeat_cells(runs: Iterable[RunFact], count_by: CountBy = COUNT_BY_START) -> dict[Key, RepeatCell]:
     """The newest result of each repeat index per (model, station); runs already filtered and corrected."""
-    newest: dict[tuple[str, str, int], RunFact] = {}
+    by_index: dict[tuple[str, str, int], list[RunFact]] = {}
     for run in runs:
-        if not is_result(run):
-            continue
-        key = (run.model, run.station, run.repeat)
-        held = newest.get(key)
-        if held is None or _finish_order(run) > _finish_order(held):
-            newest[key] = run
+        if is_result(run, count_by):
+            by_index.setdefault((run.model, run.station, run.repeat), []).append(run)
     grouped: dict[Key, list[RunFact]] = {}
-    for (model, station, _), run in sorted(newest.items(), key=lambda item: item[0]):
-        grouped.setdefault((model, station), []).append(run)
-    return {key: RepeatCell(model=key[0], station=key[1], results=results) for key, results in grouped.items()}
+    for (model, station, _), results in sorted(by_index.items(), key=lambda item: item[0]):
+        found = newest(results, count_by)
+        if found is not None:
+            grouped.setdefault((model, station), []).append(found)
+    return {key: RepeatCell(model=key[0], station=key[1], results=results, count_by=count_by)
+            for key, results in grouped.items()}
 
 
 def cell_pass_hat_k(passed: int, runs: int, k: int) -> Fraction:
@@ -143,14 +150,15 @@ def model_pass_hat_k(cells: Sequence[RepeatCell]) -> list[Fraction]:
 
 
 def week_repeats(
-    week: str, runs: Iterable[RunFact], corrections: Sequence[CorrectionFact], course: CourseSpec
+    week: str, runs: Iterable[RunFact], corrections: Sequence[CorrectionFact], course: CourseSpec,
+    count_by: CountBy = COUNT_BY_START,
 ) -> WeekRepeats:
     """Every repeat of the week's public results, with the intervals and tests described above."""
     runs = list(runs)
-    score = score_week(week, runs, corrections, course)
+    score = score_week(week, runs, corrections, course, count_by)
     week_corrections = [c for c in corrections if c.week == week]
     public = [r for r in runs if is_public_run_of(r, week, course)]
-    cells = repeat_cells(corrected(public, week_corrections))
+    cells = repeat_cells(corrected(public, week_corrections), score.count_by)
     excluded_models = {e.model for e in score.entries if e.excluded_text is not None}
     outcomes = {
         model: {s: cells[(model, s)].outcome for s in score.stations if (model, s) in cells}

@@ -14,12 +14,23 @@ import msgspec
 
 from domain.courses.course import CourseSpec
 from domain.projections.canonical import canonical_struct_bytes, decimal_text
-from domain.projections.documents import LICENSE, Document, ExcludedStation, citation, course_for_week
+from domain.projections.documents import (
+    DOCUMENTS_FORMAT,
+    LICENSE,
+    Document,
+    ExcludedStation,
+    citation,
+    counting_rule,
+    course_for_week,
+)
 from domain.projections.facts import WeekFacts
 from domain.projections.repeat_runs import ModelRepeats, PairTest, RepeatCell, WeekRepeats, week_repeats
 from domain.projections.statistics import Z95, agreement
 
-REPEATS_FORMAT: Literal["canitbuy-repeats/1"] = "canitbuy-repeats/1"
+REPEATS_FORMAT: Literal["canitbuy-repeats/2"] = "canitbuy-repeats/2"
+"""Version 2 (with documents format 4): the newest result is the run that started last, and the cut-off applies to
+the start; version 1 took the run that finished last and applied the cut-off to the end. The document is always
+computed as corrected in the current documents format, so version 1 is not written again."""
 
 
 Decimal4 = Annotated[str, msgspec.Meta(pattern=r"^\d+\.\d{4}$")]
@@ -62,8 +73,9 @@ class RepeatsCell(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fiel
     """True when the station counts towards the share this week (an obstacle station not excluded); the control
     and excluded stations are shown but not counted."""
     runs: Count
-    """Repeats with a result: per repeat index (Run.Scheduled.repeat) the newest finished run from after the
-    results cut-off, corrections applied. Cut-short, private and voided runs are never results."""
+    """Repeats with a result: per repeat index (Run.Scheduled.repeat) the newest finished run (the one that started
+    last) that started after the results cut-off, corrections applied. Cut-short, private and voided runs are never
+    results."""
     passed: Count
     """How many of those repeats passed (out of `runs`)."""
     outcomes: list[bool]
@@ -77,7 +89,8 @@ class RepeatsCell(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fiel
     split), four decimals, rounded half up; null without results."""
     outcome: bool | None
     """The station outcome the paired tests compare: the majority of the repeats; a tie (as many passes as fails)
-    goes to the newest result, the run the official ranking counts. Null without results."""
+    goes to the newest result (the one that started last), the run the official ranking counts. Null without
+    results."""
 
 
 class RepeatsModel(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -137,14 +150,15 @@ class Pair(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True
 
 
 class Repeats(Document, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Beside the official ranking (which keeps the method's rule: the newest run of the week counts), every
+    """Beside the official ranking (which keeps the method's rule: the newest run of the week, the one that
+    started last, counts), every
     repeat run of the week: per model and station the passes out of k and how often the repeats agree, pass^k, a
     Wilson 95% interval of each model's share over all its runs at the counting stations, exact paired McNemar
     tests between models and rank bands. Private tests never appear; cut-short runs are never results;
     corrections apply (a voided run leaves the repeats). CC BY 4.0."""
 
-    format: Literal["canitbuy-repeats/1"]
-    """Document format and version."""
+    format: Literal["canitbuy-repeats/2"]
+    """Document format and version (2: the newest run is the one that started last)."""
     position: Annotated[int, msgspec.Meta(ge=0)]
     """The event-log position the document was computed at: the same as the week's ranking and Matrix. This
     document is not part of a publication (Week.Published carries the ranking and Matrix hashes only); it is
@@ -218,7 +232,7 @@ def repeats_document(facts: WeekFacts, course: CourseSpec, repeats: WeekRepeats)
 
 
 def repeats_bytes(facts: WeekFacts) -> bytes:
-    """The week's repeat-run document as canonical JSON."""
+    """The week's repeat-run document as canonical JSON, counted as the current documents format counts."""
     course = course_for_week(facts.releases, facts.week)
-    repeats = week_repeats(facts.week, facts.runs, facts.corrections, course)
+    repeats = week_repeats(facts.week, facts.runs, facts.corrections, course, counting_rule(DOCUMENTS_FORMAT))
     return canonical_struct_bytes(repeats_document(facts, course, repeats))

@@ -1,8 +1,12 @@
 """How a result counts (COURSE.md), as pure functions of run and correction facts.
 
-Per model and station the newest run of the ISO week counts (newest = latest finish, ties by log position);
-cut-short runs, private runs, runs of another course version and runs finished before the results cut-off never
-count. s12 (the reading station) is scored by the reader run, every other station by the browser run.
+Per model and station the newest run of the ISO week counts: the one that started last (its Run.Started, else
+when it was scheduled; the same instant broken by the log position of its end), and a run started before the results
+cut-off never counts. Weeks published in documents formats 1 to 3 count as they were published: the newest run is
+the one that finished last (ties by the log position of its end), and the cut-off applies to when it ended. This
+module is the one place that ordering is written (`newest_order`); cut-short runs, private runs and runs of another
+course version never count. s12 (the reading station) is scored by the reader run, every other station by the
+browser run.
 A model is ranked only with s01 passed and results from every obstacle station that is not excluded that week;
 its score is the share passed, and equal shares share a place (1, 1, 3), with no tie-break.
 """
@@ -10,7 +14,9 @@ its score is the share passed, and equal shares share a place (1, 1, 3), with no
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from fractions import Fraction
+from typing import Final, Literal
 
 import msgspec
 
@@ -21,6 +27,12 @@ from domain.week.weeks import RESULTS_CUTOFF
 
 Key = tuple[str, str]
 """(model, station)"""
+
+CountBy = Literal["start", "end"]
+"""Which moment of a run decides the newest run and the cut-off: its start (documents format 4 on) or its end
+(formats 1 to 3, kept so their publications replay)."""
+COUNT_BY_START: Final[CountBy] = "start"
+COUNT_BY_END: Final[CountBy] = "end"
 
 
 class Entry(msgspec.Struct, frozen=True, kw_only=True):
@@ -50,6 +62,8 @@ class WeekScore(msgspec.Struct, frozen=True, kw_only=True):
     results: dict[Key, RunFact]
     """The counted run per (model, station), corrections applied."""
     entries: list[Entry]
+    count_by: CountBy = COUNT_BY_START
+    """How the newest run was decided (`newest_order`): every other "newest" of the week's documents uses the same."""
 
 
 _READING: dict[str, frozenset[str]] = {}
@@ -70,9 +84,30 @@ def is_public_run_of(run: RunFact, week: str, course: CourseSpec) -> bool:
     )
 
 
-def is_result(run: RunFact) -> bool:
-    """A finished run from after the cut-off; cut-short runs are never results."""
-    return run.status == "finished" and run.ended_at is not None and run.ended_at >= RESULTS_CUTOFF
+def began_at(run: RunFact) -> datetime:
+    """When the run started; a run with no Run.Started recorded falls back to when it was scheduled."""
+    return run.started_at if run.started_at is not None else run.scheduled_at
+
+
+def newest_order(run: RunFact, count_by: CountBy = COUNT_BY_START) -> tuple[datetime, int]:
+    """The sort key of "newest": the start (or the end, formats 1 to 3), the same instant broken by the log
+    position of the run's end. Only for runs that ended (finished or cut short)."""
+    moment = began_at(run) if count_by == COUNT_BY_START else run.ended_at
+    assert moment is not None, f"run {run.run_id} has not ended"
+    return (moment, run.end_position or 0)
+
+
+def newest(runs: Iterable[RunFact], count_by: CountBy = COUNT_BY_START) -> RunFact | None:
+    """The newest of runs that ended (the first of equals); None without runs."""
+    return max(runs, key=lambda r: newest_order(r, count_by), default=None)
+
+
+def is_result(run: RunFact, count_by: CountBy = COUNT_BY_START) -> bool:
+    """A finished run from after the cut-off (by its start; by its end in formats 1 to 3); cut-short runs are never
+    results."""
+    if run.status != "finished" or run.ended_at is None:
+        return False
+    return (began_at(run) if count_by == COUNT_BY_START else run.ended_at) >= RESULTS_CUTOFF
 
 
 def corrected(runs: Iterable[RunFact], corrections: Sequence[CorrectionFact]) -> list[RunFact]:
@@ -91,21 +126,13 @@ def corrected(runs: Iterable[RunFact], corrections: Sequence[CorrectionFact]) ->
     return out
 
 
-def newest_results(runs: Iterable[RunFact]) -> dict[Key, RunFact]:
-    """The newest result per (model, station): latest finish, ties broken by log position."""
-    newest: dict[Key, RunFact] = {}
+def newest_results(runs: Iterable[RunFact], count_by: CountBy = COUNT_BY_START) -> dict[Key, RunFact]:
+    """The newest result per (model, station), by `newest_order`."""
+    grouped: dict[Key, list[RunFact]] = {}
     for run in runs:
-        if not is_result(run):
-            continue
-        key = (run.model, run.station)
-        held = newest.get(key)
-        if held is None or _finish_order(run) > _finish_order(held):
-            newest[key] = run
-    return newest
-
-
-def _finish_order(run: RunFact) -> tuple[object, int]:
-    return (run.ended_at, run.end_position or 0)
+        if is_result(run, count_by):
+            grouped.setdefault((run.model, run.station), []).append(run)
+    return {key: found for key, results in grouped.items() if (found := newest(results, count_by)) is not None}
 
 
 def excluded(corrections: Sequence[CorrectionFact], target: str) -> dict[str, str]:
@@ -120,12 +147,14 @@ def excluded(corrections: Sequence[CorrectionFact], target: str) -> dict[str, st
 
 
 def score_week(
-    week: str, runs: Iterable[RunFact], corrections: Sequence[CorrectionFact], course: CourseSpec
+    week: str, runs: Iterable[RunFact], corrections: Sequence[CorrectionFact], course: CourseSpec,
+    count_by: CountBy = COUNT_BY_START,
 ) -> WeekScore:
-    """The week's results and ranking under the course's rules, corrections applied."""
+    """The week's results and ranking under the course's rules, corrections applied; `count_by` as the documents
+    format being written says (documents.counting_rule)."""
     public = [r for r in runs if is_public_run_of(r, week, course)]
     week_corrections = [c for c in corrections if c.week == week]
-    results = newest_results(corrected(public, week_corrections))
+    results = newest_results(corrected(public, week_corrections), count_by)
     out_stations = excluded(week_corrections, "station_week")
     out_models = excluded(week_corrections, "model_week")
     stations = [code for code in course.obstacle_codes if code not in out_stations]
@@ -133,7 +162,7 @@ def score_week(
     entries = [_entry(m, results, stations, course.control.code, out_models.get(m)) for m in models]
     return WeekScore(
         week=week, models=models, stations=stations, excluded_stations=out_stations, results=results,
-        entries=placed(entries),
+        entries=placed(entries), count_by=count_by,
     )
 
 

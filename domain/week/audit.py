@@ -14,13 +14,15 @@ import msgspec
 
 from domain.eventlog.schema import Envelope, payload_decoder
 from domain.projections.canonical import canonical_struct_bytes, sha256_hex
-from domain.projections.documents import UnknownFormatError, WeekDocuments, week_documents
+from domain.projections.documents import UnknownFormatError, WeekDocuments, counting_rule, week_documents
 from domain.projections.facts import PublicationFact
 from domain.projections.fold import ALL, SKIMMED, LogState
+from domain.projections.scoring import COUNT_BY_START
 from domain.week.publishing import LogReader
 
 FORMAT, VERSION = "canitbuy-audit", 1
 GENESIS = "0" * 64
+STARTED = "Run.Started"
 
 
 class AuditError(ValueError):
@@ -73,22 +75,42 @@ def _runs_counting_for(read_log: LogReader, week: str, stop: int, page: int) -> 
 
 
 def week_events(read_log: LogReader, week: str, stop: int, page: int = 5000) -> Iterator[Envelope]:
-    """The events up to `stop` that a week's documents depend on (what the fold says can change them), and the
-    Run.Scheduled of every run that moved into the week when it started there (the fold needs it to know the run)."""
+    """The events up to `stop` that a week's documents depend on (what the fold says can change them), the
+    Run.Scheduled of every run that moved into the week when it started there (the fold needs it to know the run),
+    and the Run.Started of each public run of the week: documents format 4 counts by it (`export_lines` leaves
+    them out of files of earlier formats, as those files always did)."""
     moved = _runs_counting_for(read_log, week, stop, page)
     state, after = LogState(), 0
     # skimmed events change no week (the fold says so), so none of them is exported
     while envelopes := read_log(after=after, limit=page, stop=stop, skim=SKIMMED):
         for e in envelopes:
             affected = state.apply(e)
-            if week in affected or ALL in affected or (e.name == "Run.Scheduled" and e.originator_id in moved):
+            if (week in affected or ALL in affected or (e.name == "Run.Scheduled" and e.originator_id in moved)
+                    or (e.name == STARTED and _public_run_of(state, e.originator_id, week))):
                 yield e
         after = envelopes[-1].position
 
 
+def _public_run_of(state: LogState, run_id: str, week: str) -> bool:
+    run = state.runs.get(run_id)
+    return run is not None and run.week == week and run.org is None
+
+
+def _as_the_format_selects(events: Iterable[Envelope], publication: PublicationFact) -> list[Envelope]:
+    """The events of `week_events` a file of the publication's format holds: before format 4, a Run.Started only
+    when the fold says it changes the week (it moved a run into it)."""
+    if counting_rule(publication.documents_format) == COUNT_BY_START:
+        return list(events)
+    state, kept = LogState(), []
+    for e in events:
+        if publication.week in state.apply(e) or e.name != STARTED:
+            kept.append(e)
+    return kept
+
+
 def export_lines(events: Iterable[Envelope], publication: PublicationFact) -> Iterator[bytes]:
     """The file's lines (without newlines): the header, then one event a line."""
-    events = list(events)
+    events = _as_the_format_selects(events, publication)
     state = LogState()
     for e in events:
         state.apply(e)

@@ -72,7 +72,8 @@ class Week(Aggregate):
         publication made once the week is over supersedes it. False on every final publication."""
         documents_format: int = 1
         """The format the ranking and Matrix were written in, so a replay writes the same bytes: 1 for weeks
-        published before December 2026, 2 since (the citation as the method gives it, remarks and causes)."""
+        published before December 2026, 2 since (the citation as the method gives it, remarks and causes), 3 (the
+        Matrix in stage order), 4 (the newest run is the one that started last; docs/audit-format.md)."""
 
         def apply(self, aggregate: Week) -> None:
             aggregate.publications.append(

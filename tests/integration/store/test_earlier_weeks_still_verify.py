@@ -67,8 +67,8 @@ def test_a_log_written_before_format_2_replays_its_week_to_the_published_bytes(o
         assert json.loads(published.ranking)["format"] == "canitbuy-ranking/1"
         # the week as it reads now is in today's format, with the method's citation
         now = json.loads(readmodels.week_documents(WEEK).ranking)
-        assert now["format"] == "canitbuy-ranking/2" and now["citation"].startswith("CanItBuy AI agent ranking, ")
-        assert json.loads(readmodels.week_documents(WEEK).matrix)["format"] == "canitbuy-matrix/3"
+        assert now["format"] == "canitbuy-ranking/3" and now["citation"].startswith("CanItBuy AI agent ranking, ")
+        assert json.loads(readmodels.week_documents(WEEK).matrix)["format"] == "canitbuy-matrix/4"
     finally:
         record.close()
 
@@ -94,9 +94,9 @@ def test_a_new_publication_of_an_old_week_is_written_in_the_current_format_and_b
     try:
         readmodels = ReadModels(old_store, record)
         publication = publish_week(record, readmodels, PublishWeek(week=WEEK, by="lead"))
-        assert publication.documents_format == 3 and not publication.provisional
+        assert publication.documents_format == 4 and not publication.provisional
         first, second = readmodels.publications(WEEK)
-        assert (first.documents_format, second.documents_format) == (1, 3)
+        assert (first.documents_format, second.documents_format) == (1, 4)
         assert sha256_hex(readmodels.published_documents(WEEK, index=1).ranking) == second.ranking_sha256
     finally:
         record.close()

@@ -98,7 +98,7 @@ def test_repeats_json_pages_and_their_text(make_site) -> None:
     assert response.content == body
     document = response.json()
     jsonschema.validate(document, SCHEMA)
-    assert document["license"] == "CC BY 4.0" and document["format"] == "canitbuy-repeats/1"
+    assert document["license"] == "CC BY 4.0" and document["format"] == "canitbuy-repeats/2"
     assert document["most_repeats"] == 3
     assert response.headers["access-control-allow-origin"] == "*"
     again = client.get(f"/api/repeats.json?week={week}", headers={"If-None-Match": response.headers["etag"]})

@@ -25,13 +25,16 @@ def kind_of(station: str) -> str:
 
 def run(model: str, station: str, passed: bool = True, *, at: datetime | None = None, position: int | None = None,
         status: str = "finished", week: str = WEEK, org: str | None = None, kind: str | None = None,
-        outcome: str | None = None) -> RunFact:
+        outcome: str | None = None, started: datetime | None = None, repeat: int = 0) -> RunFact:
+    """A run that ended `at` (by default a microsecond apart from every other) and started `started` (by default
+    at the same instant, so the newest by start and by end agree unless a test says otherwise)."""
     n = next(_ids)
     verdict = Verdict(passed=passed, outcome=outcome or ("passed" if passed else "stopped"), stage="entry", step=4)
+    ended = at or MONDAY + timedelta(microseconds=n)
     return RunFact(
         run_id=f"run-{n:06d}", station=station, model=model, week=week, kind=kind or kind_of(station),
-        course_version=CURRENT_VERSION, task="shop", attempt=1, repeat=0, org=org, scheduled_at=MONDAY,
-        position=position or n, status=status, ended_at=at or MONDAY + timedelta(microseconds=n),
+        course_version=CURRENT_VERSION, task="shop", attempt=1, repeat=repeat, org=org, scheduled_at=MONDAY,
+        position=position or n, status=status, started_at=started or ended, ended_at=ended,
         end_position=position or n, verdict=verdict if status == "finished" else None,
     )
 

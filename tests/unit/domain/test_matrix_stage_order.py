@@ -7,7 +7,7 @@ import msgspec
 from rich_week import rich_facts
 
 from domain.courses.course import load_course
-from domain.projections.documents import Matrix, in_stage_order, week_documents
+from domain.projections.documents import MATRIX_FORMAT, Matrix, in_stage_order, week_documents
 from web.public.week_views import matrix_rows, stage_groups
 
 FACTS = rich_facts()
@@ -18,7 +18,7 @@ STAGE_KEYS = ["control", *(s.key for s in COURSE.stages)]
 
 def test_the_matrix_lists_its_stations_control_first_then_stage_by_stage_in_the_course_order():
     codes = [s.code for s in MATRIX.stations]
-    assert MATRIX.format == "canitbuy-matrix/3"
+    assert MATRIX.format == MATRIX_FORMAT == "canitbuy-matrix/4"  # format 4 keeps format 3's order
     assert codes[0] == COURSE.control.code == "s01" and codes != COURSE.codes
     assert sorted(codes) == sorted(COURSE.codes)
     stages = [s.stage for s in MATRIX.stations]
@@ -43,7 +43,13 @@ def test_format_2_is_the_same_matrix_in_the_course_order_without_stages():
 
 
 def test_the_ranking_is_not_changed_by_format_3():
-    assert week_documents(FACTS).ranking == week_documents(FACTS, 2).ranking
+    assert week_documents(FACTS, 3).ranking == week_documents(FACTS, 2).ranking
+
+
+def test_format_3_is_this_matrix_under_its_own_name_when_start_and_end_orders_agree():
+    # The rich week's runs start in the order they end, so counting by start (format 4) picks the same runs.
+    three = msgspec.json.decode(week_documents(FACTS, 3).matrix, type=Matrix)
+    assert three == msgspec.structs.replace(MATRIX, format="canitbuy-matrix/3")
 
 
 def test_the_pages_follow_the_order_the_document_carries_without_sorting_it():
