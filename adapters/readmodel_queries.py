@@ -36,8 +36,10 @@ import msgspec
 from adapters.sqldb import SqlDb, Tx
 from domain.eventlog.record import Record, UnknownRunError
 from domain.projections import logs
+from domain.projections.canonical import sha256_hex
 from domain.projections.documents import Matrix, WeekDocuments
 from domain.projections.facts import CorrectionFact, OrganisationFact, PublicationFact, RunFact, WeekFacts
+from domain.projections.repeats import REPEATS_FORMAT
 from domain.projections.repeats import repeats_bytes as repeats_document_bytes
 from domain.week.publications import standing
 from domain.week.publishing import NotPublishedError, UnknownWeekError, documents_as_published
@@ -47,6 +49,8 @@ _correction = msgspec.json.Decoder(CorrectionFact).decode
 _organisation = msgspec.json.Decoder(OrganisationFact).decode
 _publication = msgspec.json.Decoder(PublicationFact).decode
 _matrix = msgspec.json.Decoder(Matrix).decode
+_CURRENT_REPEATS = f'"format":"{REPEATS_FORMAT}"'
+"""How a repeats document of the current format names itself (canonical JSON)."""
 
 
 class WeekInfo(msgspec.Struct, frozen=True):
@@ -110,14 +114,22 @@ class ReadModelQueries:
                 "SELECT ranking, matrix FROM rm_published_documents WHERE week = ? AND position = ?",
                 (week, pub.position),
             )
-        if row is not None:
+        if row is not None and (sha256_hex(row[0].encode()), sha256_hex(row[1].encode())) == (
+                pub.ranking_sha256, pub.matrix_sha256):
             return WeekDocuments(
                 week=week, course_version=pub.course_version, position=pub.position, ranking=row[0].encode(),
-                matrix=row[1].encode(),
+                matrix=row[1].encode(), documents_format=pub.documents_format,
             )
-        docs = documents_as_published(self.record.read_log, pub)
-        self.store_published(docs)
-        return docs
+        if row is None:
+            docs = documents_as_published(self.record.read_log, pub)
+            self.store_published(docs)
+            return docs
+        # Another publication of the week at the same position, in another documents format (a week published
+        # again after a format change): its bytes hold the table's row, so this one is replayed, once a process.
+        replayed: dict[int, WeekDocuments] = self.__dict__.setdefault("_replayed", {})
+        if pub.event_position not in replayed:
+            replayed[pub.event_position] = documents_as_published(self.record.read_log, pub)
+        return replayed[pub.event_position]
 
     def store_published(self, documents: WeekDocuments) -> None:
         with self.db.transaction() as tx:
@@ -139,9 +151,9 @@ class ReadModelQueries:
             row = tables.tx.fetchone("SELECT ranking, repeats FROM rm_weeks WHERE week = ?", (week,))
             if row is None or row[0] is None:
                 raise UnknownWeekError(week)
-            if row[1] is not None:
+            if row[1] is not None and _CURRENT_REPEATS in str(row[1]):
                 return str(row[1]).encode()
-            return repeats_document_bytes(tables.week_facts(week))  # weeks refreshed before 0011
+            return repeats_document_bytes(tables.week_facts(week))  # weeks refreshed before 0011 or its format
 
     def running_runs(self, week: str) -> int:
         with self.tables() as tables:

@@ -33,7 +33,7 @@ from adapters.settings import Settings
 from adapters.sqldb import SqlDb, Tx
 from domain.eventlog.record import Record, UndecodableEventError
 from domain.eventlog.schema import Envelope
-from domain.projections.documents import NoCourseError, WeekDocuments, week_documents
+from domain.projections.documents import MATRIX_FORMAT, NoCourseError, WeekDocuments, week_documents
 from domain.projections.facts import CorrectionFact, OrganisationFact, ReleaseFact, RunFact, WeekFacts
 from domain.projections.fold import ALL, SKIMMED, LogState
 from domain.projections.repeats import repeats_bytes as repeats_document_bytes
@@ -46,6 +46,8 @@ _TABLES = (
     "rm_publications", "rm_published_documents", "rm_organisations",
 )
 _CHUNK = 500
+_CURRENT_MATRIX = f'"format":"{MATRIX_FORMAT}"'
+"""How a Matrix of the current documents format names itself (canonical JSON)."""
 _encode = msgspec.json.Encoder().encode
 _run = msgspec.json.Decoder(RunFact).decode
 _correction = msgspec.json.Decoder(CorrectionFact).decode
@@ -169,16 +171,25 @@ class ReadModels(ReadModelQueries):
             return tables.tracking()[0]
 
     def week_documents(self, week: str) -> WeekDocuments:
-        with self.db.transaction() as tx:
-            row = tx.fetchone(
-                "SELECT course_version, position, ranking, matrix FROM rm_weeks WHERE week = ?", (week,)
-            )
+        row = self._week_row(week)
+        if row is not None and row[3] is not None and _CURRENT_MATRIX not in row[3]:
+            # made by a version writing an earlier documents format (rm_weeks keeps a week's until it changes):
+            # made again now, so the pages and a new publication get the current format, as its hashes will say
+            with self.tables() as tables:
+                tables.lock_tracking()  # after any projector's transaction, on the facts it committed
+                tables.refresh_weeks({week})
+            row = self._week_row(week)
         if row is None or row[2] is None:
             raise UnknownWeekError(week)
         return WeekDocuments(
             week=week, course_version=row[0], position=int(row[1]), ranking=row[2].encode(),
             matrix=row[3].encode(),
         )
+
+    def _week_row(self, week: str) -> tuple[str, ...] | None:
+        with self.db.transaction() as tx:
+            row = tx.fetchone("SELECT course_version, position, ranking, matrix FROM rm_weeks WHERE week = ?", (week,))
+        return tuple(row) if row is not None else None
 
 
 # --- the tables inside one transaction ------------------------------------------------------------------------
