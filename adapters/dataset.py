@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from domain.projections.dataset import WeekDataset
 from domain.projections.dataset_card import FILES, card
-from domain.projections.dataset_tables import TABLES, Column, Row
+from domain.projections.dataset_tables import Column, Row, tables
 
 _TYPES = {
     "string": pa.string(), "int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(),
@@ -78,9 +78,9 @@ def _file(name: str, data: bytes) -> DatasetFile:
 
 def dataset_files(dataset: WeekDataset) -> list[DatasetFile]:
     """Every file of the release, SHA256SUMS last; names sorted within it (as `sha256sum` lists them)."""
-    files = []
+    files, columns = [], tables(dataset.count_by)
     for name in FILES:
-        data = table(TABLES[name], dataset.tables[name])
+        data = table(columns[name], dataset.tables[name])
         files += [_file(f"{name}.parquet", parquet_bytes(data)), _file(f"{name}.csv", csv_bytes(data))]
     files.append(_file(CARD, card(dataset).encode()))
     files.sort(key=lambda f: f.name)

@@ -19,10 +19,10 @@ from domain.agent.ports import StepRecord
 from domain.courses.course import CourseSpec
 from domain.eventlog.schema import Envelope
 from domain.projections.dataset_tables import Row
-from domain.projections.documents import citation, course_for_week
+from domain.projections.documents import citation, counting_rule, course_for_week
 from domain.projections.facts import CorrectionFact, PublicationFact, RunFact, WeekFacts
 from domain.projections.fold import STEP, LogState
-from domain.projections.scoring import corrected, excluded
+from domain.projections.scoring import CountBy, corrected, excluded
 from domain.week.publications import standing
 from domain.week.publishing import LogReader, NotPublishedError, replay
 
@@ -44,6 +44,9 @@ class WeekDataset(msgspec.Struct, frozen=True, kw_only=True):
     course_version: str
     citation: str
     tables: dict[str, list[Row]]
+    count_by: CountBy
+    """How the publication counted (documents.counting_rule of its format): the card's rules and query, and the
+    meaning of end_position, say the same."""
 
 
 class _Reading:
@@ -104,6 +107,7 @@ def week_dataset(read_log: LogReader, week: str, page: int = 2000) -> WeekDatase
     return WeekDataset(
         week=week, publication=publication, publication_number=number + 1, release=release,
         course_version=course.version, citation=citation(at_publication), tables=tables,
+        count_by=counting_rule(publication.documents_format),
     )
 
 

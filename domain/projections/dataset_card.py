@@ -6,9 +6,47 @@ Written from the release alone (never the clock), so the card is byte-identical 
 from __future__ import annotations
 
 from domain.projections.dataset import WeekDataset
-from domain.projections.dataset_tables import TABLE_DOCS, TABLES, Column
+from domain.projections.dataset_tables import TABLE_DOCS, Column, tables
+from domain.projections.scoring import COUNT_BY_START, CountBy
 
 RANKING_SQL = """\
+-- A week's places from its runs, stations and corrections (DuckDB); the published ranking, model by model.
+WITH eligible AS (   -- runs of the week's course version that score their station (the reader run scores s12)
+  SELECT r.* FROM runs r
+  JOIN stations s ON s.code = r.station AND s.course_version = r.course_version
+  WHERE (r.kind = 'reader') = s.reading
+), results AS (      -- the newest finished, not voided run per model and station, started after the cut-off;
+                     -- newest: the latest start (scheduled_at when none was recorded), ties by end_position
+  SELECT * FROM eligible
+  WHERE status = 'finished' AND NOT void
+    AND coalesce(started_at, scheduled_at) >= TIMESTAMPTZ '2026-10-22 09:00:00+00'
+  QUALIFY row_number() OVER (
+    PARTITION BY model, station ORDER BY coalesce(started_at, scheduled_at) DESC, end_position DESC) = 1
+), obstacles AS (    -- every station but the control, less those a correction excluded
+  SELECT code FROM stations WHERE NOT control AND NOT excluded
+), scores AS (
+  SELECT m.model,
+    (SELECT count(*) FROM obstacles) AS "of",
+    (SELECT count(*) FROM results r JOIN obstacles o ON o.code = r.station WHERE r.model = m.model) AS tried,
+    (SELECT count(*) FROM results r JOIN obstacles o ON o.code = r.station
+     WHERE r.model = m.model AND r.passed) AS passed,
+    coalesce((SELECT bool_or(r.passed) FROM results r JOIN stations s ON s.code = r.station AND s.control
+              WHERE r.model = m.model), false) AS control_passed,
+    m.model IN (SELECT model FROM corrections WHERE target = 'model_week' AND change = 'exclude'
+                AND active_at_publication) AS excluded
+  FROM (SELECT DISTINCT model FROM eligible) m
+), ranked AS (       -- control first, then a result from every obstacle station
+  SELECT *, control_passed AND tried = "of" AND "of" > 0 AND NOT excluded AS ranked FROM scores
+)
+SELECT model, ranked, passed, "of",
+  CASE WHEN ranked THEN rank() OVER (PARTITION BY ranked ORDER BY passed / "of" DESC) END AS place
+FROM ranked
+ORDER BY NOT ranked, place, model;
+"""
+"""The counting rules as one DuckDB query over the tables (ties share a place: rank() gives 1, 1, 3), for weeks
+published in documents format 4 on."""
+
+RANKING_SQL_BY_END = """\
 -- A week's places from its runs, stations and corrections (DuckDB); the published ranking, model by model.
 WITH eligible AS (   -- runs of the week's course version that score their station (the reader run scores s12)
   SELECT r.* FROM runs r
@@ -39,9 +77,29 @@ SELECT model, ranked, passed, "of",
 FROM ranked
 ORDER BY NOT ranked, place, model;
 """
-"""The counting rules as one DuckDB query over the tables (ties share a place: rank() gives 1, 1, 3)."""
+"""The query of weeks published in documents formats 1 to 3 (the newest run by its end, the cut-off by the end),
+as their cards always printed it."""
 
 FILES = ("runs", "steps", "verdicts", "corrections", "stations")
+
+_NEWEST: dict[CountBy, str] = {
+    "start": "The newest finished run of the week per model and station counts (the latest start, or when it was "
+             "scheduled if no start was recorded; ties by end_position); a run counts for the ISO week (UTC) in which "
+             "it started, and runs started before the results cut-off are left out. ",
+    "end": "The newest finished run of the week per model and station counts (latest end, ties by log position); a "
+           "run counts for the ISO week (UTC) in which it started. ",
+}
+"""The rule as the card words it, by how the publication counted (formats 1 to 3: by the end, word for word as
+their cards were)."""
+_CUTOFF: dict[CountBy, str] = {
+    "start": "- The results cut-off (2026-10-22 09:00 UTC) leaves out runs started earlier: the SQL repeats it.",
+    "end": "- The results cut-off (2026-10-22 09:00 UTC) leaves out earlier runs: the SQL repeats it.",
+}
+
+
+def ranking_sql(count_by: CountBy) -> str:
+    """The counting rules as one DuckDB query, as the publication counted."""
+    return RANKING_SQL if count_by == COUNT_BY_START else RANKING_SQL_BY_END
 
 
 def card(dataset: WeekDataset) -> str:
@@ -67,20 +125,20 @@ def card(dataset: WeekDataset) -> str:
         "",
         "## Counting rules",
         "",
-        "The newest finished run of the week per model and station counts (latest end, ties by log position); a run "
-        "counts for the ISO week (UTC) in which it started. Runs cut short (our_error, model_connection) are never "
+        _NEWEST[dataset.count_by] + "Runs cut short (our_error, model_connection) are never "
         "results, nor are voided runs or runs of another course version. The reading station is scored by the "
         "reader run, every other station by the browser run. A model is ranked only with the control station "
         "(s01) passed and a result from every obstacle station not excluded that week; its score is the share "
         "passed, and equal shares share a place (1, 1, 3). This query gives the published places:",
         "",
         "```sql",
-        RANKING_SQL.rstrip(),
+        ranking_sql(dataset.count_by).rstrip(),
         "```",
         "",
     ]
+    columns = tables(dataset.count_by)
     for name in FILES:
-        lines += _table(name, TABLES[name])
+        lines += _table(name, columns[name])
     lines += [
         "## Known limits",
         "",
@@ -89,7 +147,7 @@ def card(dataset: WeekDataset) -> str:
         "- Screenshots, element lists and model exchanges are named by sha256, not included: fetch them from the "
         "site's blob store.",
         "- cost_usd is the provider's list price at the time of the run, summed as floating point.",
-        "- The results cut-off (2026-10-22 09:00 UTC) leaves out earlier runs: the SQL repeats it.",
+        _CUTOFF[dataset.count_by],
         "",
     ]
     return "\n".join(lines)

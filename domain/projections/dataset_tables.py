@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import msgspec
 
+from domain.projections.scoring import COUNT_BY_START, CountBy
+
 ColumnType = str
 """string, int64, float64, bool or timestamp."""
 
@@ -60,7 +62,7 @@ RUN_COLUMNS: tuple[Column, ...] = (
     _c("scheduled_position", "int64", "Log position of its Run.Scheduled event."),
     _c("started_position", "int64", "Log position of its Run.Started event.", True),
     _c("end_position", "int64", "Log position of its Run.Finished or Run.CutShort event: breaks ties between runs "
-       "ending at the same instant.", True),
+       "starting at the same instant.", True),
     _c("last_position", "int64", "Log position of its newest event up to the publication."),
 )
 
@@ -144,7 +146,21 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "runs": RUN_COLUMNS, "steps": STEP_COLUMNS, "verdicts": VERDICT_COLUMNS,
     "corrections": CORRECTION_COLUMNS, "stations": STATION_COLUMNS,
 }
-"""Table name to its columns, in the order the card lists them."""
+"""Table name to its columns, in the order the card lists them: of a week published in the current documents
+format, which counts by the start (`tables`)."""
+
+_BY_END = {"end_position": "Log position of its Run.Finished or Run.CutShort event: breaks ties between runs "
+                           "ending at the same instant."}
+"""The meanings a week published in documents formats 1 to 3 (counting by the end) gives, as its files always did."""
+
+
+def tables(count_by: CountBy) -> dict[str, tuple[Column, ...]]:
+    """The tables of a week published under `count_by`; their columns differ in meaning only."""
+    if count_by == COUNT_BY_START:
+        return TABLES
+    return {name: tuple(msgspec.structs.replace(c, doc=_BY_END.get(c.name, c.doc)) if name == "runs" else c
+                        for c in columns)
+            for name, columns in TABLES.items()}
 
 TABLE_DOCS: dict[str, str] = {
     "runs": "One row a public run of the week, as the log stood at the publication. Sorted by model, station, "
