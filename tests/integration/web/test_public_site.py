@@ -144,3 +144,22 @@ def test_the_method_and_course_pages_say_how_s02_and_cut_short_runs_are_judged(s
     assert "already failed at least once" in course and "only too slowly" in method
     assert "no result in S01 (cut short by our error)" in course
     assert "S02’s cookie wall included, is reaching the checkout" in method
+
+
+def test_the_method_page_keeps_the_released_words_and_labels_what_came_after(site) -> None:
+    # The method of course 2.1 as released (23 October 2026); what the site does since is labelled as ours.
+    text = " ".join(site.client.get("/method").text.split())
+    for released in (
+        "a cookie wall, an unnamed pop-up, product tiles without links, sizes as images, a decorative dropdown, stock "
+        "shown only by colour, sizes hidden until a colour is chosen, a terms box in the cart, a required account, "
+        "pages built only in the browser, no product data in the code, a bot gate, and a pickup point that can only "
+        "be chosen on a map.",
+        "A delivery cost shown only in the cart, a pre-ticked paid extra, an instruction for AI assistants in the "
+        "product description, and a fake “second pair free” offer.",
+        "driven by an AI model through Vercel AI Gateway.",
+        "We do not show confidence intervals yet. We are adding repeat runs and will show how often they agree.",
+        "<td>None yet: one run per store and model a week. Repeat runs are being added.",
+    ):
+        assert released in text, released
+    assert "<strong>Since this method was released</strong> (not part of its text)" in text
+    assert "the newest run is the one that started last" in text
