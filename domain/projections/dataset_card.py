@@ -9,74 +9,59 @@ from domain.projections.dataset import WeekDataset
 from domain.projections.dataset_tables import TABLE_DOCS, Column, tables
 from domain.projections.scoring import COUNT_BY_START, CountBy
 
-RANKING_SQL = """\
+_SQL_HEAD = """\
 -- A week's places from its runs, stations and corrections (DuckDB); the published ranking, model by model.
 WITH eligible AS (   -- runs of the week's course version that score their station (the reader run scores s12)
   SELECT r.* FROM runs r
   JOIN stations s ON s.code = r.station AND s.course_version = r.course_version
   WHERE (r.kind = 'reader') = s.reading
-), results AS (      -- the newest finished, not voided run per model and station, started after the cut-off;
-                     -- newest: the latest start (scheduled_at when none was recorded), ties by end_position
+), results AS ("""
+_SQL_TAIL = """), obstacles AS (    -- every station but the control, less those a correction excluded
+  SELECT code FROM stations WHERE NOT control AND NOT excluded
+), scores AS (
+  SELECT m.model,
+    (SELECT count(*) FROM obstacles) AS "of",
+    (SELECT count(*) FROM results r JOIN obstacles o ON o.code = r.station WHERE r.model = m.model) AS tried,
+    (SELECT count(*) FROM results r JOIN obstacles o ON o.code = r.station
+     WHERE r.model = m.model AND r.passed) AS passed,
+    coalesce((SELECT bool_or(r.passed) FROM results r JOIN stations s ON s.code = r.station AND s.control
+              WHERE r.model = m.model), false) AS control_passed,
+    m.model IN (SELECT model FROM corrections WHERE target = 'model_week' AND change = 'exclude'
+                AND active_at_publication) AS excluded
+  FROM (SELECT DISTINCT model FROM eligible) m
+), ranked AS (       -- control first, then a result from every obstacle station
+  SELECT *, control_passed AND tried = "of" AND "of" > 0 AND NOT excluded AS ranked FROM scores
+)
+SELECT model, ranked, passed, "of",
+  CASE WHEN ranked THEN rank() OVER (PARTITION BY ranked ORDER BY passed / "of" DESC) END AS place
+FROM ranked
+ORDER BY NOT ranked, place, model;
+"""
+
+RANKING_SQL = (  # constant text, printed on the card: nothing is substituted into it
+    _SQL_HEAD  # noqa: S608
+    + "      -- the newest finished, not voided run per model and station, started after the cut-off;\n"
+    + """                     -- newest: the latest start (scheduled_at when none was recorded), ties by end_position
   SELECT * FROM eligible
   WHERE status = 'finished' AND NOT void
     AND coalesce(started_at, scheduled_at) >= TIMESTAMPTZ '2026-10-22 09:00:00+00'
   QUALIFY row_number() OVER (
     PARTITION BY model, station ORDER BY coalesce(started_at, scheduled_at) DESC, end_position DESC) = 1
-), obstacles AS (    -- every station but the control, less those a correction excluded
-  SELECT code FROM stations WHERE NOT control AND NOT excluded
-), scores AS (
-  SELECT m.model,
-    (SELECT count(*) FROM obstacles) AS "of",
-    (SELECT count(*) FROM results r JOIN obstacles o ON o.code = r.station WHERE r.model = m.model) AS tried,
-    (SELECT count(*) FROM results r JOIN obstacles o ON o.code = r.station
-     WHERE r.model = m.model AND r.passed) AS passed,
-    coalesce((SELECT bool_or(r.passed) FROM results r JOIN stations s ON s.code = r.station AND s.control
-              WHERE r.model = m.model), false) AS control_passed,
-    m.model IN (SELECT model FROM corrections WHERE target = 'model_week' AND change = 'exclude'
-                AND active_at_publication) AS excluded
-  FROM (SELECT DISTINCT model FROM eligible) m
-), ranked AS (       -- control first, then a result from every obstacle station
-  SELECT *, control_passed AND tried = "of" AND "of" > 0 AND NOT excluded AS ranked FROM scores
-)
-SELECT model, ranked, passed, "of",
-  CASE WHEN ranked THEN rank() OVER (PARTITION BY ranked ORDER BY passed / "of" DESC) END AS place
-FROM ranked
-ORDER BY NOT ranked, place, model;
 """
+    + _SQL_TAIL
+)
 """The counting rules as one DuckDB query over the tables (ties share a place: rank() gives 1, 1, 3), for weeks
 published in documents format 4 on."""
 
-RANKING_SQL_BY_END = """\
--- A week's places from its runs, stations and corrections (DuckDB); the published ranking, model by model.
-WITH eligible AS (   -- runs of the week's course version that score their station (the reader run scores s12)
-  SELECT r.* FROM runs r
-  JOIN stations s ON s.code = r.station AND s.course_version = r.course_version
-  WHERE (r.kind = 'reader') = s.reading
-), results AS (      -- the newest finished, not voided run per model and station; cut-short runs are no results
-  SELECT * FROM eligible
+RANKING_SQL_BY_END = (
+    _SQL_HEAD  # noqa: S608
+    + "      -- the newest finished, not voided run per model and station; cut-short runs are no results\n"
+    + """  SELECT * FROM eligible
   WHERE status = 'finished' AND NOT void AND ended_at >= TIMESTAMPTZ '2026-10-22 09:00:00+00'
   QUALIFY row_number() OVER (PARTITION BY model, station ORDER BY ended_at DESC, end_position DESC) = 1
-), obstacles AS (    -- every station but the control, less those a correction excluded
-  SELECT code FROM stations WHERE NOT control AND NOT excluded
-), scores AS (
-  SELECT m.model,
-    (SELECT count(*) FROM obstacles) AS "of",
-    (SELECT count(*) FROM results r JOIN obstacles o ON o.code = r.station WHERE r.model = m.model) AS tried,
-    (SELECT count(*) FROM results r JOIN obstacles o ON o.code = r.station
-     WHERE r.model = m.model AND r.passed) AS passed,
-    coalesce((SELECT bool_or(r.passed) FROM results r JOIN stations s ON s.code = r.station AND s.control
-              WHERE r.model = m.model), false) AS control_passed,
-    m.model IN (SELECT model FROM corrections WHERE target = 'model_week' AND change = 'exclude'
-                AND active_at_publication) AS excluded
-  FROM (SELECT DISTINCT model FROM eligible) m
-), ranked AS (       -- control first, then a result from every obstacle station
-  SELECT *, control_passed AND tried = "of" AND "of" > 0 AND NOT excluded AS ranked FROM scores
-)
-SELECT model, ranked, passed, "of",
-  CASE WHEN ranked THEN rank() OVER (PARTITION BY ranked ORDER BY passed / "of" DESC) END AS place
-FROM ranked
-ORDER BY NOT ranked, place, model;
 """
+    + _SQL_TAIL
+)
 """The query of weeks published in documents formats 1 to 3 (the newest run by its end, the cut-off by the end),
 as their cards always printed it."""
 
