@@ -35,8 +35,8 @@ from domain.projections.scoring import (
     WeekScore,
     corrected,
     is_public_run_of,
-    is_result,
     newest,
+    newest_result_by,
     score_week,
 )
 from domain.projections.statistics import Interval, McNemar, mcnemar_exact, pass_hat_k, rank_bands, wilson
@@ -117,15 +117,10 @@ def station_outcome(results: Sequence[RunFact], count_by: CountBy = COUNT_BY_STA
 
 def repeat_cells(runs: Iterable[RunFact], count_by: CountBy = COUNT_BY_START) -> dict[Key, RepeatCell]:
     """The newest result of each repeat index per (model, station); runs already filtered and corrected."""
-    by_index: dict[tuple[str, str, int], list[RunFact]] = {}
-    for run in runs:
-        if is_result(run, count_by):
-            by_index.setdefault((run.model, run.station, run.repeat), []).append(run)
+    by_index = newest_result_by(runs, lambda r: (r.model, r.station, r.repeat), count_by)
     grouped: dict[Key, list[RunFact]] = {}
-    for (model, station, _), results in sorted(by_index.items(), key=lambda item: item[0]):
-        found = newest(results, count_by)
-        if found is not None:
-            grouped.setdefault((model, station), []).append(found)
+    for (model, station, _), found in sorted(by_index.items(), key=lambda item: item[0]):
+        grouped.setdefault((model, station), []).append(found)
     return {key: RepeatCell(model=key[0], station=key[1], results=results, count_by=count_by)
             for key, results in grouped.items()}
 

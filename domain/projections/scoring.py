@@ -13,10 +13,10 @@ its score is the share passed, and equal shares share a place (1, 1, 3), with no
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from fractions import Fraction
-from typing import Final, Literal
+from typing import Final, Literal, TypeVar
 
 import msgspec
 
@@ -27,6 +27,7 @@ from domain.week.weeks import RESULTS_CUTOFF
 
 Key = tuple[str, str]
 """(model, station)"""
+K = TypeVar("K")
 
 CountBy = Literal["start", "end"]
 """Which moment of a run decides the newest run and the cut-off: its start (documents format 4 on) or its end
@@ -126,13 +127,19 @@ def corrected(runs: Iterable[RunFact], corrections: Sequence[CorrectionFact]) ->
     return out
 
 
-def newest_results(runs: Iterable[RunFact], count_by: CountBy = COUNT_BY_START) -> dict[Key, RunFact]:
-    """The newest result per (model, station), by `newest_order`."""
-    grouped: dict[Key, list[RunFact]] = {}
+def newest_result_by(runs: Iterable[RunFact], key: Callable[[RunFact], K],
+                        count_by: CountBy = COUNT_BY_START) -> dict[K, RunFact]:
+    """The newest result (`is_result`, `newest_order`) of each group of runs with the same `key`."""
+    grouped: dict[K, list[RunFact]] = {}
     for run in runs:
         if is_result(run, count_by):
-            grouped.setdefault((run.model, run.station), []).append(run)
-    return {key: found for key, results in grouped.items() if (found := newest(results, count_by)) is not None}
+            grouped.setdefault(key(run), []).append(run)
+    return {k: max(results, key=lambda r: newest_order(r, count_by)) for k, results in grouped.items()}
+
+
+def newest_results(runs: Iterable[RunFact], count_by: CountBy = COUNT_BY_START) -> dict[Key, RunFact]:
+    """The newest result per (model, station), by `newest_order`."""
+    return newest_result_by(runs, lambda r: (r.model, r.station), count_by)
 
 
 def excluded(corrections: Sequence[CorrectionFact], target: str) -> dict[str, str]:
