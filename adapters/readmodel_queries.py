@@ -81,6 +81,9 @@ class ReadModelQueries:
     """The read models' tables inside one transaction."""
     week_documents: Callable[[str], WeekDocuments]
     """The week's documents as corrected; raises UnknownWeekError."""
+    _replayed: dict[int, WeekDocuments]
+    """Publications (by event position) replayed because another one's bytes hold their row of
+    rm_published_documents (`published_documents`), kept for the process."""
 
     # --- weeks and their publications ----------------------------------------------------------------------
 
@@ -126,10 +129,9 @@ class ReadModelQueries:
             return docs
         # Another publication of the week at the same position, in another documents format (a week published
         # again after a format change): its bytes hold the table's row, so this one is replayed, once a process.
-        replayed: dict[int, WeekDocuments] = self.__dict__.setdefault("_replayed", {})
-        if pub.event_position not in replayed:
-            replayed[pub.event_position] = documents_as_published(self.record.read_log, pub)
-        return replayed[pub.event_position]
+        if pub.event_position not in self._replayed:
+            self._replayed[pub.event_position] = documents_as_published(self.record.read_log, pub)
+        return self._replayed[pub.event_position]
 
     def store_published(self, documents: WeekDocuments) -> None:
         with self.db.transaction() as tx:

@@ -62,6 +62,7 @@ class ReadModels(ReadModelQueries):
         self.record, self.page_size, self.pages_per_transaction = record, page_size, pages_per_transaction
         self.db = SqlDb(settings)
         self._migrated = False
+        self._replayed = {}
 
     def migrate(self) -> list[str]:
         applied = self.db.migrate()
