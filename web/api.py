@@ -68,9 +68,10 @@ async def week_json(request: Request, kind: str) -> Response:
         raise BadRequest("as: must be published or corrected")
     number = None
     if "publication" in params:
-        if not params["publication"].isdigit() or int(params["publication"]) < 1:
+        publication = params["publication"]
+        if not (publication.isascii() and publication.isdigit()) or int(publication) < 1:
             raise BadRequest("publication: must be a whole number from 1")
-        number = int(params["publication"])
+        number = int(publication)
     week = data_of(site).pick_week(params.get("week"))
     if week is None:
         raise NotFound("There are no public results yet.")

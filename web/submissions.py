@@ -140,7 +140,7 @@ async def submit(request: Request) -> Response:
     length = request.headers.get("content-length", "")
     if not is_json(request):
         answer = _problem(400, "Send the submission as Content-Type: application/json.")
-    elif length.isdigit() and int(length) > MAX_BYTES:
+    elif length.isascii() and length.isdigit() and int(length) > MAX_BYTES:
         answer = _problem(413, f"The submission is larger than 200 KB ({MAX_BYTES} bytes).")
     else:
         answer = await take(site, await bounded_body(request), client_address(request))

@@ -89,7 +89,7 @@ def board_of(site: Site) -> Board:
 async def leaderboard_page(request: Request) -> Response:
     site: Site = request.app.state.site
     number = request.query_params.get("page", "1")
-    if not number.isdigit() or not 1 <= int(number) <= 10_000:
+    if not (number.isascii() and number.isdigit()) or not 1 <= int(number) <= 10_000:
         return RedirectResponse("/leaderboard", status_code=303)
     key = ("leaderboard", site.version, int(number))
     page = site.cache.get(key)

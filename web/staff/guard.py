@@ -130,7 +130,7 @@ def staff_action(
             if session.role != "staff":
                 raise Forbidden("Auditors can read the staff desk but not change the record.")
             length = request.headers.get("content-length")
-            if length is None or not length.isdigit():
+            if length is None or not (length.isascii() and length.isdigit()):
                 raise Forbidden("The form must say how long it is (Content-Length).")
             if int(length) > max_bytes:
                 from starlette.exceptions import HTTPException

@@ -77,7 +77,7 @@ def _schedule_commands(site: Site, form: FormData, by: str) -> list[ScheduleRun]
     if unknown:
         raise FormError(f"no station {unknown[0]!r} in course {course.version}")
     repeats_text = str(form.get("repeats", "1"))
-    if not repeats_text.isdigit() or not 1 <= int(repeats_text) <= MAX_REPEATS:
+    if not (repeats_text.isascii() and repeats_text.isdigit()) or not 1 <= int(repeats_text) <= MAX_REPEATS:
         raise FormError(f"repeats must be a whole number from 1 to {MAX_REPEATS}")
     week = _open_week(site, form.get("week"))
     return [
