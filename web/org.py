@@ -74,7 +74,7 @@ async def sign_in_form(request: Request, error: str | None = None, status: int =
 
 
 async def sign_in(request: Request) -> Response:
-    if request.method == "GET":
+    if request.method in ("GET", "HEAD"):  # HEAD is GET without the body (uvicorn drops it)
         return await sign_in_form(request)
     checked = await check_sign_in(request, SIGN_IN_COOKIE, sign_in_form)
     if isinstance(checked, Response):
