@@ -210,7 +210,7 @@ def size_label(size: int) -> str:
 def parse_size(text: str) -> int | None:
     """Accept "42" or "EU 42"; anything else is not a size of this store."""
     digits = text.strip().upper().removeprefix("EU").strip()
-    if not digits.isdigit() or len(digits) > 2:
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > 2:
         return None
     size = int(digits)
     return size if size in SIZES else None

@@ -30,7 +30,8 @@ async def _form(request: Request) -> FormData:
 
 def _int(form: FormData, name: str, low: int, high: int) -> int:
     text = str(form.get(name, "")).strip()
-    if not text.lstrip("-").isdigit() or len(text) > 6 or not low <= int(text) <= high:
+    digits = text.removeprefix("-")  # one minus sign at most: int() refuses "--1"
+    if not (digits.isascii() and digits.isdigit()) or len(text) > 6 or not low <= int(text) <= high:
         raise HTTPException(400, f"The {name} must be a whole number from {low} to {high}.")
     return int(text)
 
