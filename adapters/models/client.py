@@ -42,6 +42,13 @@ class ChatReply:
     attempts: int
 
 
+def retry_after_seconds(header: str | None) -> float | None:
+    """The seconds a Retry-After header asks for, when it is a whole number in ASCII digits; None otherwise (an
+    HTTP date, words, or digits such as '²' that str.isdigit() takes and float() does not)."""
+    text = (header or "").strip()
+    return float(text) if text.isascii() and text.isdigit() else None
+
+
 class HttpxModelClient:
     def __init__(self, base_url: str, api_key: str | None, *, timeout: float = 60.0, attempts: int = 4,
                  backoff: float = 1.0, max_retry_after: float = 20.0, gate: ProviderGate | None = None) -> None:
@@ -68,10 +75,10 @@ class HttpxModelClient:
             if response.status_code in RETRY_STATUSES:
                 problem = f"HTTP {response.status_code}"
                 state.failed(problem)
-                retry_after = response.headers.get("retry-after")
-                if response.status_code == 429 and retry_after and retry_after.strip().isdigit():
+                retry_after = retry_after_seconds(response.headers.get("retry-after"))
+                if response.status_code == 429 and retry_after is not None:
                     # The provider is saturated: every call to it waits, not only this one.
-                    await self.gate.saturated(route, float(retry_after))
+                    await self.gate.saturated(route, retry_after)
                 await self._pause(attempt, retry_after)
                 continue
             if response.status_code >= 400:
@@ -83,12 +90,12 @@ class HttpxModelClient:
             return ChatReply(body=body, ms=int((time.monotonic() - started) * 1000), attempts=attempt)
         raise ModelConnectionError(f"no answer from the model after {self._attempts} attempts ({problem})")
 
-    async def _pause(self, attempt: int, retry_after: str | None) -> None:
+    async def _pause(self, attempt: int, retry_after: float | None) -> None:
         if attempt >= self._attempts:
             return
         delay = self._backoff * 2 ** (attempt - 1)
-        if retry_after and retry_after.strip().isdigit():
-            delay = max(delay, min(float(retry_after), self._max_retry_after))
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, self._max_retry_after))
         await asyncio.sleep(delay)
 
     async def aclose(self) -> None:
