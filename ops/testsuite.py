@@ -87,7 +87,7 @@ def report(outcome: Outcome, totals: dict[str, int], failed_groups: list[str]) -
 
 def jobs() -> int:
     raw = os.environ.get("CANITBUY_TEST_JOBS", "2")
-    if not raw.isdigit() or int(raw) < 1:
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
         raise SystemExit(f"CANITBUY_TEST_JOBS must be a whole number of 1 or more, not {raw!r}")
     return int(raw)
 

@@ -40,7 +40,8 @@ def _check_against_brief(s: Situation) -> Decision | None:
     others = [e for e in removes if mine and mine.lower() not in e.name.lower()]
     if others:
         return click(others[0], f"the shopper asked for shoes only: {others[0].name}")
-    more = next((e for e in s.usable(roles=("spinbutton", "textbox")) if e.value.isdigit() and int(e.value) > 1), None)
+    more = next((e for e in s.usable(roles=("spinbutton", "textbox"))
+                 if e.value.isascii() and e.value.isdigit() and int(e.value) > 1), None)
     if more is not None:
         update = next(iter(s.find(r"^update\b", roles=("button",))), None)
         if s.history and s.history[-1].action == Type(id=more.id, text="1") and update:

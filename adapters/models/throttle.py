@@ -30,9 +30,10 @@ def parse_limits(text: str) -> dict[str, int]:
     limits: dict[str, int] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, _, number = part.partition("=")
-        if not name.strip() or not number.strip().isdigit() or int(number) < 1:
+        digits = number.strip()
+        if not name.strip() or not (digits.isascii() and digits.isdigit()) or int(digits) < 1:
             raise ValueError(f"not provider=N: {part!r}")
-        limits[name.strip()] = int(number)
+        limits[name.strip()] = int(digits)
     return limits
 
 
