@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from ops.cli import CommandError
 from ops.commands import HELP, Subcommands
+from ops.commands.web import port_number
 
 if TYPE_CHECKING:
     from adapters.settings import Settings
     from lab.ratelimit import LabLimits
 
 RECEIPT_KEY_FILE = "lab-receipt.key"
+REDIS_SECONDS = 5
+"""How long Redis may take to answer at start."""
 
 
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
@@ -21,7 +28,7 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     lab_sub = lab.add_subparsers(dest="lab_command", metavar="LAB_COMMAND", required=True)
     serve = lab_sub.add_parser("serve", help="serve every station (sNN.<domain>) and the lab index (<domain>)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8700, help="port to bind (default 8700)")
+    serve.add_argument("--port", type=port_number, default=8700, help="port to bind (default 8700)")
     serve.add_argument(
         "--domain",
         default="lab.localhost",
@@ -122,6 +129,57 @@ def _limits(args: argparse.Namespace, settings: Settings) -> LabLimits | None:
                      trusted_proxies=tuple(args.trusted_proxy), redis_url=redis_url)
 
 
+def address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on host:port, bound as uvicorn binds one for its workers (IPv6 when the host is)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host, port), family=family, backlog=2048)
+
+
+def reason(error: BaseException) -> str:
+    """Why, from the system's words: "address already in use", "connection refused"."""
+    number = getattr(error, "errno", None)
+    if isinstance(number, int) and number > 0:  # the errno's own words, not what wrapped them
+        text = os.strerror(number)
+    else:  # a name that does not resolve (a negative errno), or no errno at all
+        text = (getattr(error, "strerror", None) or str(error)).partition(" (while attempting")[0].strip()
+    text = text or type(error).__name__
+    return text[:1].lower() + text[1:]
+
+
+def _reach_redis(url: str) -> None:
+    """Every request asks Redis for its client's budget, so a lab that cannot reach the Redis it was given would
+    answer 500 to every request: it does not start. Falling back to this process's memory is not done either:
+    with several lab processes behind one name, each client's budget would silently be multiplied by them."""
+    from redis import Redis
+    from redis.exceptions import RedisError
+    from redis.exceptions import TimeoutError as RedisTimeout
+
+    parts = urlsplit(url)
+    try:
+        where = parts.path if parts.scheme == "unix" else address(parts.hostname or "localhost", parts.port or 6379)
+    except ValueError:  # a port that is not one: as typed, without the credentials
+        where = parts.netloc.rpartition("@")[2]
+    client = Redis.from_url(url, socket_connect_timeout=REDIS_SECONDS, socket_timeout=REDIS_SECONDS)
+    try:
+        client.ping()
+    except (RedisError, OSError) as error:
+        cause = error.__cause__ or error.__context__
+        if isinstance(error, RedisTimeout | TimeoutError) or isinstance(cause, TimeoutError):
+            why = f"no answer within {REDIS_SECONDS} s"
+        elif isinstance(cause, OSError):
+            why = reason(cause)
+        else:
+            why = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise CommandError(f"lab serve: cannot reach Redis at {where}, where the request budgets are kept "
+                           f"(--redis-url, else CANITBUY_REDIS_URL): {why}") from None
+    finally:
+        client.close()
+
+
 def serve_lab(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -133,7 +191,13 @@ def serve_lab(args: argparse.Namespace) -> int:
     key_file = args.receipt_key or settings.data_dir / RECEIPT_KEY_FILE
     seed = load_or_create_seed(key_file)
     limits = _limits(args, settings)
+    if limits is not None and limits.redis_url:
+        _reach_redis(limits.redis_url)
     app = create_app(args.domain, args.trust_local_directories, _station_names(), receipt_key=seed, limits=limits)
+    try:  # bound here, so a busy port or a host not this machine's is one line (uvicorn logs it and exits 3)
+        listener = listen(args.host, args.port)
+    except (OSError, OverflowError) as error:
+        raise CommandError(f"lab serve: cannot listen on {address(args.host, args.port)}: {reason(error)}") from None
     print(f"canitbuy lab: receipts signed with key {ReceiptKey(seed).kid} from {key_file}")
     if limits is None:
         print("canitbuy lab: no per-client limit (--no-rate-limit)")
@@ -143,5 +207,8 @@ def serve_lab(args: argparse.Namespace) -> int:
               f"own agent keys {', '.join(sorted(limits.own_keyids)) or 'none'}")
     print(f"canitbuy lab: http://s01.{args.domain}:{args.port}/ .. s18, index at http://{args.domain}:{args.port}/")
     # uvicorn would believe X-Forwarded-For from 127.0.0.1 by default; the lab's --trusted-proxy decides alone.
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info", proxy_headers=False)
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="info", proxy_headers=False)
+    # Ctrl-C: uvicorn stops gracefully, then raises the SIGINT it caught again once it is done; that is the stop.
+    with listener, contextlib.suppress(KeyboardInterrupt):
+        uvicorn.Server(config).run(sockets=[listener])
     return 0
