@@ -9,7 +9,9 @@ four minutes instead of arq's default of five; the lease lets the reaper cut suc
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +20,8 @@ import msgspec
 from arq import Retry, cron
 from arq.connections import ArqRedis, RedisSettings, create_pool
 from arq.worker import func
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeout
 
 from adapters.botauth import signing_problem
 from adapters.settings import Settings
@@ -50,15 +54,46 @@ def deserialize(data: bytes) -> Any:
     return msgspec.msgpack.decode(data)
 
 
+class RedisUnreachable(ConnectionError):
+    """Redis did not answer: the message says where (host:port, never the password) and why, in one line."""
+
+
 def redis_settings(settings: Settings) -> RedisSettings:
+    """arq's settings for CANITBUY_REDIS_URL. Without arq's retries at start (five, a second apart, each logged as
+    a warning before the same failure): a command meeting a dead Redis says so at once in one line, and a worker's
+    supervisor restarts it. Once connected, redis-py reconnects as it did."""
     if not settings.redis_url:
         raise ValueError("CANITBUY_REDIS_URL is not set")
-    return RedisSettings.from_dsn(settings.redis_url)
+    return dataclasses.replace(RedisSettings.from_dsn(settings.redis_url), conn_retries=0)
+
+
+def redis_unreachable(url: str, error: BaseException, seconds: float) -> RedisUnreachable:
+    """What `error` (from reaching the Redis at `url`, waiting at most `seconds`) says, as one line: where and why
+    ("connection refused", "no answer within 1 s"); the URL's password is never in it."""
+    try:
+        named = RedisSettings.from_dsn(url)
+        where = named.unix_socket_path or f"{named.host}:{named.port}"
+    except ValueError:  # a port that is not one: as typed, without the credentials
+        where = url.partition("://")[2].rpartition("@")[2]
+    cause = error.__cause__ or error.__context__
+    if isinstance(error, RedisTimeout | TimeoutError) or isinstance(cause, TimeoutError):
+        why = f"no answer within {seconds:g} s"
+    elif isinstance(cause, OSError) and (cause.errno or cause.strerror):
+        # the errno's own words: asyncio's refusal says "Connect call failed (...)" where errno 111 says why
+        said = os.strerror(cause.errno) if cause.errno and cause.errno > 0 else str(cause.strerror)
+        why = said[:1].lower() + said[1:]
+    else:
+        why = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    return RedisUnreachable(f"cannot reach Redis at {where} (CANITBUY_REDIS_URL): {why}")
 
 
 async def queue_pool(settings: Settings) -> ArqRedis:
-    return await create_pool(redis_settings(settings), job_serializer=serialize, job_deserializer=deserialize,
-                             default_queue_name=QUEUE)
+    redis = redis_settings(settings)
+    try:
+        return await create_pool(redis, job_serializer=serialize, job_deserializer=deserialize,
+                                 default_queue_name=QUEUE)
+    except (TimeoutError, RedisError, OSError) as error:  # what create_pool gives up on (TimeoutError: asyncio's)
+        raise redis_unreachable(settings.redis_url or "", error, redis.conn_timeout) from None
 
 
 async def enqueue_runs(pool: ArqRedis, run_ids: Sequence[str]) -> int:

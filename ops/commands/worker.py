@@ -13,10 +13,16 @@ import argparse
 import asyncio
 import logging
 from typing import Any
+from urllib.parse import urlsplit
 
 from adapters.settings import Settings, SettingsError
 from ops.cli import CommandError
 from ops.commands import HELP, Subcommands
+
+CHECK_SECONDS = 20
+"""How long each of `--check`'s probes may take."""
+CONNECT_SECONDS = 5
+"""How long Redis and the database may take to answer `--check`."""
 
 
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
@@ -49,15 +55,21 @@ def run_worker(args: argparse.Namespace) -> int:
     if problem:
         raise CommandError(f"cannot sign runs: {problem}")
     from arq.worker import run_worker as arq_run_worker
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeout
 
-    from workers.arq_app import WorkerSettings, redis_settings
+    from workers.arq_app import WorkerSettings, redis_settings, redis_unreachable
     from workers.leases import DEFAULT_LEASE_SECONDS
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     ctx = {"settings": settings, "lease_seconds": args.lease_seconds or DEFAULT_LEASE_SECONDS}
     extra: dict[str, Any] = {} if args.schedule else {"cron_jobs": []}
-    arq_run_worker(WorkerSettings, redis_settings=redis_settings(settings),  # type: ignore[arg-type]
-                   max_jobs=settings.concurrency, ctx=ctx, burst=args.burst, **extra)
+    redis = redis_settings(settings)
+    try:
+        arq_run_worker(WorkerSettings, redis_settings=redis,  # type: ignore[arg-type]
+                       max_jobs=settings.concurrency, ctx=ctx, burst=args.burst, **extra)
+    except (RedisConnectionError, RedisTimeout) as error:  # at start, or Redis gone for good while working
+        raise CommandError(str(redis_unreachable(settings.redis_url, error, redis.conn_timeout))) from None
     return 0
 
 
@@ -67,16 +79,47 @@ async def _check(settings: Settings) -> int:
     failed = 0
     for name, probe in checks.items():
         try:
-            detail = await asyncio.wait_for(probe, 20)
+            detail = await asyncio.wait_for(probe, CHECK_SECONDS)
             print(f"ok    {name}: {detail}")
+        except TimeoutError:
+            failed += 1
+            print(f"FAIL  {name}: no answer within {CHECK_SECONDS} s")
         except Exception as error:  # noqa: BLE001 - every failure is reported, in one line
             failed += 1
-            print(f"FAIL  {name}: {type(error).__name__}: {error}".splitlines()[0])
+            said = str(error) if isinstance(error, Unreachable) else f"{type(error).__name__}: {error}"
+            print(f"FAIL  {name}: {said}".splitlines()[0])
     return 1 if failed else 0
 
 
 class SigningError(RuntimeError):
     pass
+
+
+class Unreachable(ConnectionError):
+    """A service this machine cannot reach; the message says which, where (never a password) and why."""
+
+
+def database_problem(url: str, seconds: float = CONNECT_SECONDS) -> str | None:
+    """Why the PostgreSQL at `url` cannot be used, in one line naming where and why, or None when it answers.
+    Asked before the record is opened, whose pool would wait 10 s five times over and then say only that no
+    connection came (a probe of 20 s saw nothing but a timeout)."""
+    import psycopg
+
+    parts = urlsplit(url)
+    try:
+        where = f"{parts.hostname or '127.0.0.1'}:{parts.port or 5432}"
+    except ValueError:  # a port that is not one: as typed, without the credentials
+        where = parts.netloc.rpartition("@")[2]
+    try:
+        psycopg.connect(url.split("?", 1)[0], connect_timeout=max(1, round(seconds))).close()
+    except psycopg.errors.ConnectionTimeout:
+        return f"cannot reach the database (PostgreSQL at {where}): no answer within {seconds:g} s"
+    except psycopg.Error as error:
+        lines = str(error).strip().splitlines() or [type(error).__name__]
+        # 'connection failed: connection to server at "H", port P failed: Connection refused' -> the last part
+        why = lines[0].rpartition(" failed: ")[2].removeprefix("FATAL:").strip()
+        return f"cannot reach the database (PostgreSQL at {where}): {why[:1].lower() + why[1:]}"
+    return None
 
 
 async def _signing(settings: Settings) -> str:
@@ -104,12 +147,17 @@ async def _redis(settings: Settings) -> str:
     if not settings.redis_url:
         raise RuntimeError("CANITBUY_REDIS_URL is not set")
     from redis.asyncio import Redis
+    from redis.exceptions import RedisError
 
-    client = Redis.from_url(settings.redis_url, socket_connect_timeout=5)
+    from workers.arq_app import redis_unreachable
+
+    client = Redis.from_url(settings.redis_url, socket_connect_timeout=CONNECT_SECONDS, socket_timeout=CONNECT_SECONDS)
     try:
         await client.ping()
         info = await client.info("server")
         return f"reached, Redis {info.get('redis_version', '?')}"
+    except (RedisError, OSError) as error:
+        raise Unreachable(str(redis_unreachable(settings.redis_url, error, CONNECT_SECONDS))) from None
     finally:
         await client.aclose()
 
@@ -118,6 +166,9 @@ async def _database(settings: Settings) -> str:
     from adapters.wiring import build_runtime
 
     def probe() -> str:
+        problem = database_problem(settings.database_url) if settings.database_url else None
+        if problem:
+            raise Unreachable(problem)
         with build_runtime(settings) as runtime:
             return f"reached ({settings.backend}), log position {runtime.record.head_position()}"
 
