@@ -1,5 +1,6 @@
-"""`canitbuy staff add EMAIL`: make (or replace) a staff desk account. The password is prompted for, or read from
-standard input with --password-stdin; it is never echoed, logged or stored anywhere but as an argon2id hash.
+"""`canitbuy staff add EMAIL`: make (or replace) a staff desk account. The password is prompted for at a terminal,
+or read from standard input with --password-stdin or when standard input is no terminal (a pipe, a file); it is
+never echoed, logged or stored anywhere but as an argon2id hash.
 """
 
 from __future__ import annotations
@@ -24,21 +25,35 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
                      help="staff changes the record; auditor reads only; member sees its organisation's private "
                           "tests under /org (default staff)")
     add.add_argument("--org", metavar="SLUG", help="the organisation of a member (registered on the staff desk)")
-    add.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
+    add.add_argument("--password-stdin", action="store_true",
+                     help="read the password from standard input (as when standard input is no terminal)")
     add.add_argument("--replace", action="store_true", help="set a new password (and role) for an existing account")
     add.set_defaults(handler=add_account)
     return staff
 
 
+NO_PASSWORD = "staff add: no password given (type it at a terminal or pipe it on stdin)"  # noqa: S105 - a message
+
+
 def _password(from_stdin: bool) -> str:
+    """The first line of standard input with --password-stdin or when it is no terminal (getpass would then read
+    it anyway, warning that it cannot hide the echo, and end in a bare EOFError when it is empty); else typed twice
+    at the terminal."""
     from ops.cli import CommandError
 
-    if from_stdin:
-        return sys.stdin.readline().rstrip("\r\n")
-    first = getpass.getpass("Password: ")
-    if getpass.getpass("Again: ") != first:
-        raise CommandError("the two passwords differ")
-    return first
+    stdin = sys.stdin  # None when the command was started with its standard input closed
+    if from_stdin or stdin is None or not stdin.isatty():
+        password = stdin.readline().rstrip("\r\n") if stdin is not None else ""
+    else:
+        try:
+            password = getpass.getpass("Password: ")
+            if password and getpass.getpass("Again: ") != password:
+                raise CommandError("the two passwords differ")
+        except EOFError:  # Ctrl-D at the prompt
+            password = ""
+    if not password:
+        raise CommandError(NO_PASSWORD)
+    return password
 
 
 def add_account(args: argparse.Namespace) -> int:
@@ -51,9 +66,9 @@ def add_account(args: argparse.Namespace) -> int:
         settings = Settings.from_env()
     except SettingsError as error:
         raise CommandError(str(error)) from None
+    password = _password(args.password_stdin)  # first: a command without one changes nothing
     if args.role == "member":
         _join_organisation(settings, args.email, args.org)
-    password = _password(args.password_stdin)
     db = SqlDb(settings)
     db.migrate()
     try:
