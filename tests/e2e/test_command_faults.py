@@ -1,0 +1,239 @@
+"""Commands given what the world refuses them (a port that does not exist or is taken, a host that is not this
+machine's, a database or a Redis that does not answer, no terminal to type a password at) say so in one line on
+stderr starting with "canitbuy", exit 1 (2 for a usage error), never a traceback or a library's log.
+
+Before: `web serve --port 99999` announced 99999 and listened on 34463; a busy port or a bad host was uvicorn's
+log and exit 3; a dead database was 71 lines after 50 s; `lab serve` with a dead Redis started and answered 500
+to every request; a dead Redis was five arq retry warnings before the error; `worker --check` said
+"TimeoutError: " of a database it could not reach; `staff add` with no terminal was a GetPassWarning and a bare
+EOFError. Each case runs the command as typed, in its own process (its own session: no terminal to fall back
+on), against a fresh data dir.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+
+REPO = Path(__file__).resolve().parents[2]
+PASSWORD = "a long enough password 42"
+DEAD_POSTGRES = "postgresql://someone:hunter2secret@127.0.0.1:1/x"
+DEAD_REDIS = "redis://:hunter2secret@127.0.0.1:1"
+LOOPBACK_LAB = {"CANITBUY_LAB_URL": "http://127.0.0.1:9", "CANITBUY_AGENT_DIRECTORY_URL": "http://127.0.0.1:9"}
+"""Enough for a worker or a queued week to get as far as Redis (both on loopback, so runs could be signed)."""
+
+
+def environment(data_dir: Path, **extra: str) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("CANITBUY_") and k != "AI_GATEWAY_API_KEY"}
+    clean.update({"CANITBUY_DATA_DIR": str(data_dir), "PYTHONPATH": str(REPO), "CANITBUY_CONCURRENCY": "2", **extra})
+    return clean
+
+
+def canitbuy(args: list[str], data_dir: Path, *, stdin: str = "", timeout: float = 60,
+             **extra: str) -> subprocess.CompletedProcess[str]:
+    """The command in its own session, so it has no controlling terminal (getpass cannot open /dev/tty)."""
+    return subprocess.run([sys.executable, "-m", "ops.cli", *args], cwd=data_dir, env=environment(data_dir, **extra),
+                          input=stdin, capture_output=True, text=True, timeout=timeout, start_new_session=True)
+
+
+def one_line(done: subprocess.CompletedProcess[str], code: int) -> str:
+    assert done.returncode == code, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr and "Warning" not in done.stderr, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("canitbuy"), done.stderr
+    return lines[0]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def silent_server() -> Iterator[int]:
+    """A port that accepts connections and never answers: a database or Redis that hangs."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        yield int(server.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serving(args: list[str], data_dir: Path, **extra: str) -> Iterator[subprocess.Popen[str]]:
+    process = subprocess.Popen([sys.executable, "-m", "ops.cli", *args], cwd=data_dir,
+                               env=environment(data_dir, **extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)  # as Ctrl-C stops it
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def answers(url: str, host: str | None = None, seconds: float = 60) -> httpx.Response:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return httpx.get(url, headers={"Host": host} if host else {}, timeout=5)
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+SERVERS = ["web", "lab"]
+
+
+@pytest.mark.parametrize("server", SERVERS)
+@pytest.mark.parametrize("port", ["99999", "0", "65536"])
+def test_a_port_that_does_not_exist_is_a_usage_error(server: str, port: str, tmp_path: Path) -> None:
+    line = one_line(canitbuy([server, "serve", "--port", port], tmp_path, timeout=30), 2)
+    assert line.startswith(f"canitbuy {server} serve: argument --port: '{port}' is not a port number from 1 to "
+                           "65535"), line
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_a_busy_port_is_one_line(server: str, tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        line = one_line(canitbuy([server, "serve", "--port", str(port)], tmp_path), 1)
+    assert line == f"canitbuy: {server} serve: cannot listen on 127.0.0.1:{port}: address already in use"
+
+
+@pytest.mark.parametrize("server", SERVERS)
+@pytest.mark.parametrize("host", ["no.such.host.invalid", "192.0.2.1"])
+def test_a_host_that_is_not_this_machines_is_one_line(server: str, host: str, tmp_path: Path) -> None:
+    port = free_port()
+    line = one_line(canitbuy([server, "serve", "--host", host, "--port", str(port)], tmp_path), 1)
+    assert line.startswith(f"canitbuy: {server} serve: cannot listen on {host}:{port}: "), line
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_ctrl_c_stops_a_server_cleanly(server: str, tmp_path: Path) -> None:
+    port = free_port()
+    with serving([server, "serve", "--port", str(port)], tmp_path) as process:
+        host = f"s01.lab.localhost:{port}" if server == "lab" else None
+        assert answers(f"http://127.0.0.1:{port}/", host=host).status_code == 200
+    assert process.returncode == 0
+    stdout, stderr = process.communicate()
+    assert f"canitbuy {server}: http://" in stdout, stdout
+    assert "Traceback" not in stderr and "interrupted" not in stderr, stderr
+
+
+def test_web_serve_with_a_database_that_refuses_is_one_line(tmp_path: Path) -> None:
+    started = time.monotonic()
+    line = one_line(canitbuy(["web", "serve", "--port", str(free_port())], tmp_path,
+                             CANITBUY_DATABASE_URL=DEAD_POSTGRES), 1)
+    assert line == "canitbuy: web serve: cannot reach the database (PostgreSQL at 127.0.0.1:1): connection refused"
+    assert time.monotonic() - started < 30, "said at once, not after the record's pool waited 10 s five times"
+
+
+def test_web_serve_with_a_database_that_hangs_is_one_line(tmp_path: Path) -> None:
+    with silent_server() as port:
+        line = one_line(canitbuy(["web", "serve", "--port", str(free_port())], tmp_path,
+                                 CANITBUY_DATABASE_URL=f"postgresql://someone:hunter2secret@127.0.0.1:{port}/x"), 1)
+    assert line == (f"canitbuy: web serve: cannot reach the database (PostgreSQL at 127.0.0.1:{port}): no answer "
+                    "within 5 s")
+
+
+@pytest.mark.parametrize("given", ["environment", "option"])
+def test_lab_serve_does_not_start_without_the_redis_it_keeps_budgets_in(given: str, tmp_path: Path) -> None:
+    """The lab asks Redis for each request's budget: started without it, it answered 500 to every request."""
+    args = ["lab", "serve", "--port", str(free_port())]
+    done = (canitbuy(args, tmp_path, timeout=30, CANITBUY_REDIS_URL=DEAD_REDIS) if given == "environment"
+            else canitbuy([*args, "--redis-url", DEAD_REDIS], tmp_path, timeout=30))
+    line = one_line(done, 1)
+    assert line == ("canitbuy: lab serve: cannot reach Redis at 127.0.0.1:1, where the request budgets are kept "
+                    "(--redis-url, else CANITBUY_REDIS_URL): connection refused")
+
+
+def test_lab_serve_with_a_redis_that_hangs_does_not_start(tmp_path: Path) -> None:
+    with silent_server() as port:
+        line = one_line(canitbuy(["lab", "serve", "--port", str(free_port()), "--redis-url",
+                                  f"redis://127.0.0.1:{port}"], tmp_path, timeout=30), 1)
+    assert line.startswith(f"canitbuy: lab serve: cannot reach Redis at 127.0.0.1:{port}, "), line
+    assert line.endswith(": no answer within 5 s"), line
+
+
+@pytest.mark.redis
+def test_lab_serve_keeps_its_budgets_in_the_redis_it_reaches(tmp_path: Path, redis_url: str) -> None:
+    port = free_port()
+    with serving(["lab", "serve", "--port", str(port), "--redis-url", redis_url], tmp_path) as process:
+        assert answers(f"http://127.0.0.1:{port}/", host=f"s01.lab.localhost:{port}").status_code == 200
+        # the key lives until the client's budget is full again: about a second after one request
+        assert redis.Redis.from_url(redis_url).keys("nordlys-lab:budget:*"), "the request was counted in Redis"
+    assert process.returncode == 0, process.communicate()[1]
+
+
+@pytest.mark.parametrize("command", [["worker"], ["week", "run", "--models", "baseline-robust", "--stations", "s01"]])
+def test_a_dead_redis_is_one_line_at_once(command: list[str], tmp_path: Path) -> None:
+    started = time.monotonic()
+    line = one_line(canitbuy(command, tmp_path, timeout=120, CANITBUY_REDIS_URL=DEAD_REDIS, **LOOPBACK_LAB), 1)
+    assert "cannot reach Redis at 127.0.0.1:1 (CANITBUY_REDIS_URL): connection refused" in line, line
+    assert "hunter2secret" not in line
+    assert time.monotonic() - started < 30, "no retries a second apart"
+
+
+@pytest.mark.chromium
+def test_worker_check_says_what_it_cannot_reach_where_and_why(tmp_path: Path) -> None:
+    done = canitbuy(["worker", "--check"], tmp_path, timeout=120, CANITBUY_DATABASE_URL=DEAD_POSTGRES,
+                    CANITBUY_REDIS_URL=DEAD_REDIS)
+    assert done.returncode == 1, done.stderr
+    assert "FAIL  database: cannot reach the database (PostgreSQL at 127.0.0.1:1): connection refused" in done.stdout
+    assert "FAIL  redis: cannot reach Redis at 127.0.0.1:1 (CANITBUY_REDIS_URL): connection refused" in done.stdout
+    assert "hunter2secret" not in done.stdout + done.stderr
+
+
+@pytest.mark.chromium
+def test_worker_check_says_how_long_it_waited_for_what_hangs(tmp_path: Path) -> None:
+    with silent_server() as port:
+        done = canitbuy(["worker", "--check"], tmp_path, timeout=120,
+                        CANITBUY_DATABASE_URL=f"postgresql://someone:hunter2secret@127.0.0.1:{port}/x",
+                        CANITBUY_REDIS_URL=f"redis://:hunter2secret@127.0.0.1:{port}")
+    assert done.returncode == 1, done.stderr
+    assert (f"FAIL  database: cannot reach the database (PostgreSQL at 127.0.0.1:{port}): no answer within 5 s"
+            in done.stdout), done.stdout
+    assert f"FAIL  redis: cannot reach Redis at 127.0.0.1:{port} (CANITBUY_REDIS_URL): no answer within 5 s" \
+        in done.stdout, done.stdout
+    assert "hunter2secret" not in done.stdout + done.stderr
+
+
+def _verifies(data_dir: Path, email: str, password: str) -> bool:
+    from adapters.settings import Settings
+    from adapters.sqldb import SqlDb
+    from adapters.staff_accounts import StaffAccounts
+
+    return StaffAccounts(SqlDb(Settings(data_dir=data_dir))).verify(email, password) is not None
+
+
+@pytest.mark.parametrize("flag", [[], ["--password-stdin"]])
+def test_staff_add_with_no_terminal_and_nothing_on_stdin_is_one_line(flag: list[str], tmp_path: Path) -> None:
+    line = one_line(canitbuy(["staff", "add", "someone@example.org", *flag], tmp_path, stdin=""), 1)
+    assert line == "canitbuy: staff add: no password given (type it at a terminal or pipe it on stdin)"
+
+
+def test_staff_add_with_no_terminal_reads_the_password_piped_to_it(tmp_path: Path) -> None:
+    done = canitbuy(["staff", "add", "someone@example.org"], tmp_path, stdin=PASSWORD + "\n")
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert "staff account someone@example.org (staff) made" in done.stdout
+    assert _verifies(tmp_path, "someone@example.org", PASSWORD)
+    # --password-stdin, as documented, still does the same
+    done = canitbuy(["staff", "add", "someone@example.org", "--password-stdin", "--replace"], tmp_path,
+                    stdin="another long password 43\r\n")
+    assert done.returncode == 0, done.stderr
+    assert _verifies(tmp_path, "someone@example.org", "another long password 43")
