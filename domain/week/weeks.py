@@ -40,16 +40,24 @@ def week_of(moment: datetime) -> str:
     return f"{year:04d}-W{week:02d}"
 
 
+FIRST_YEAR, LAST_YEAR = 2000, 9998
+"""The years a week may be named in. The benchmark began in 2026; the bounds are there so that every week named
+has a week before it and a week after it that a date can hold: 9999-W52 ends in the year 10000, which Python's
+dates cannot reach, so a publication, a run or an audit of it raised OverflowError where it should be refused."""
+
+
 def parse_week(text: str) -> str:
     """Validate a week such as 2026-W48 and return it normalised."""
     match = _WEEK.match(text.strip())
-    if not match:
+    if not match or not text.isascii():
         raise WeekError(f"{text!r} is not an ISO week such as 2026-W48")
     year, week = int(match.group(1)), int(match.group(2))
+    if not FIRST_YEAR <= year <= LAST_YEAR:
+        raise WeekError(f"{text.strip()!r} is outside the years {FIRST_YEAR} to {LAST_YEAR} a week may be named in")
     try:
         date.fromisocalendar(year, week, 1)
     except ValueError:
-        raise WeekError(f"{year} has no week {week}") from None
+        raise WeekError(f"{text.strip()!r} is not a week: {year} has no week {week}") from None
     return f"{year:04d}-W{week:02d}"
 
 

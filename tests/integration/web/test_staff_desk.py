@@ -118,6 +118,9 @@ def test_staff_publish_schedule_and_manage_the_line_up(site) -> None:
         "csrf": token, "what": "runs", "model": "model-alpha", "week": "2026-W01", "station": ["s01"]})
     assert past.status_code == 400 and "2026-W01 is over" in past.text, "a run counts for the week it starts in"
     assert client.get("/live/rows").text.count("waiting</td>") == 4
+    for far in ("9999-W52", "0001-W01"):  # 9999-W52 ends in the year 10000: it was a 500 (OverflowError)
+        refused = client.post("/staff/operations/publish", data={"csrf": token, "week": far})
+        assert refused.status_code == 400 and "outside the years" in refused.text, far
     lineup = client.post("/staff/operations/lineup", data={
         "csrf": token, "model": "gpt-6-luna", "label": "GPT-6 Luna", "route": "openai/gpt-6-luna",
         "since": "2026-11-02", "weekly": "on", "repeats": "1"}, follow_redirects=False)
