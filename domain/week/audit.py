@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -19,6 +19,9 @@ from domain.projections.facts import PublicationFact
 from domain.projections.fold import ALL, SKIMMED, LogState
 from domain.projections.scoring import COUNT_BY_START
 from domain.week.publishing import LogReader
+from domain.week.weeks import WeekError, parse_week
+
+_T = TypeVar("_T")
 
 FORMAT, VERSION = "canitbuy-audit", 1
 GENESIS = "0" * 64
@@ -151,6 +154,24 @@ def _check_line(number: int, raw: bytes, prev: str) -> dict[str, Any]:
     return content
 
 
+def _typed(number: int, raw: bytes, kind: type[_T]) -> _T:
+    """A line read as `kind`; a field of the wrong type or missing is named with its path, e.g. `$.position`."""
+    try:
+        return msgspec.json.decode(raw, type=kind)
+    except msgspec.ValidationError as error:
+        raise AuditError(f"line {number}: {_at(error, '$')}") from None
+
+
+def _at(error: msgspec.ValidationError, root: str) -> str:
+    """msgspec's message with its path read from `root` (a payload's `$` is the line's `$.payload`)."""
+    message = str(error)
+    if root != "$":
+        message = message.replace("at `$", f"at `{root}")
+    if " - at `" not in message:
+        return f"{message} - at `{root}`"
+    return message
+
+
 def verify_lines(lines: Iterable[bytes]) -> WeekDocuments:
     """Recompute the week's documents from the file alone; raise AuditError unless they hash as published.
     Whether the publication was provisional is in the header (`is_provisional`)."""
@@ -160,18 +181,24 @@ def verify_lines(lines: Iterable[bytes]) -> WeekDocuments:
     except StopIteration:
         raise AuditError("the file is empty") from None
     _check_line(1, first, GENESIS)
-    header = msgspec.json.decode(first, type=Header)
+    header = _typed(1, first, Header)
     if (header.format, header.version) != (FORMAT, VERSION):
         raise AuditError(f"line 1: not a {FORMAT} v{VERSION} file")
+    try:
+        parse_week(header.week)
+    except WeekError as error:
+        raise AuditError(f"line 1: week: {error}") from None
     state, prev, count = LogState(), header.sha256, 0
     for number, raw in it:
         _check_line(number, raw, prev)
-        line = msgspec.json.decode(raw, type=Line)
+        line = _typed(number, raw, Line)
         if line.position <= state.position or line.position > header.position:
             raise AuditError(f"line {number}: position {line.position} is out of order")
         try:
             payload = payload_decoder(line.type).decode(line.payload)
             state.apply(Envelope(line.position, line.originator_id, line.originator_version, line.type, payload))
+        except msgspec.ValidationError as error:
+            raise AuditError(f"line {number}: {_at(error, '$.payload')}") from None
         except (LookupError, AttributeError, msgspec.DecodeError) as error:
             raise AuditError(f"line {number}: the event cannot be read: {error}") from None
         prev, count = line.sha256, count + 1
