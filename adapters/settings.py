@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -35,6 +36,32 @@ def _dollars(text: Callable[[str], str | None], name: str) -> float | None:
     if value is not None and not value >= 0:
         raise SettingsError(f"{name} must be zero or more")
     return value
+
+
+def check_http_url(url: str, name: str = "") -> str:
+    """`url` when it is an http(s) address with a host and a port that exists; else a SettingsError naming `name`
+    (the variable or field it came from, if any).
+
+    Checked when read, so a mistyped address (`http://[::1`, port 99999) is refused in one line before anything
+    is scheduled, rather than failing in every run that would use it."""
+    said = f"{name} {url!r}" if name else repr(url)
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # raises on a port that is not a number from 0 to 65535
+    except ValueError as error:
+        raise SettingsError(f"{said} is not an address: {error}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise SettingsError(f"{said} must be an http:// or https:// address with a host")
+    if port == 0:
+        raise SettingsError(f"{said} is not an address: port 0 is not one to connect to")
+    if any(c.isspace() for c in url):
+        raise SettingsError(f"{said} is not an address: it holds a space")
+    return url
+
+
+def _url(text: Callable[[str], str | None], name: str) -> str | None:
+    raw = text(name)
+    return None if raw is None else check_http_url(raw, name)
 
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
@@ -156,17 +183,17 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             data_dir=Path(text("CANITBUY_DATA_DIR") or "var"),
             database_url=database_url,
             redis_url=redis_url,
-            model_base_url=text("CANITBUY_MODEL_BASE_URL") or DEFAULT_MODEL_BASE_URL,
+            model_base_url=_url(text, "CANITBUY_MODEL_BASE_URL") or DEFAULT_MODEL_BASE_URL,
             model_api_key=text("AI_GATEWAY_API_KEY"),
             lab_domain=text("CANITBUY_LAB_DOMAIN") or "lab.localhost",
-            lab_url=text("CANITBUY_LAB_URL"),
-            agent_directory_url=text("CANITBUY_AGENT_DIRECTORY_URL"),
+            lab_url=_url(text, "CANITBUY_LAB_URL"),
+            agent_directory_url=_url(text, "CANITBUY_AGENT_DIRECTORY_URL"),
             agent_signing_key=text("CANITBUY_AGENT_SIGNING_KEY"),
             chromium_path=text("CANITBUY_CHROMIUM"),
             concurrency=concurrency,
             site_secret=site_secret,
             trusted_proxies=proxy_networks(text("CANITBUY_TRUSTED_PROXIES") or ""),
-            public_url=text("CANITBUY_PUBLIC_URL"),
+            public_url=_url(text, "CANITBUY_PUBLIC_URL"),
             weekly_cap_usd=cap,
             flagship_cap_usd=flagship_cap,
             provider_concurrency=provider_concurrency,

@@ -23,6 +23,7 @@ from importlib import resources
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from adapters.settings import SettingsError, check_http_url
 from domain.leaderboards.arc import ARC_TEST_SET, COURSE_TEST_SET, TestItem, TestSet, test_set_named
 from domain.leaderboards.arc_reading import host_key
 
@@ -102,8 +103,10 @@ def _row(row: dict[str, object], where: str) -> TestItem:
     for key in ("id", "host", "product_url"):
         if not values[key]:
             raise TestSetError(f"{where}: {key} is missing")
-    if urlsplit(values["product_url"]).scheme not in ("http", "https"):
-        raise TestSetError(f"{where}: product_url must be an http(s) address")
+    try:  # checked as it is read: a bad address found after the batch is recorded would leave it unfinished
+        check_http_url(values["product_url"], "product_url")
+    except SettingsError as error:
+        raise TestSetError(f"{where}: {error}") from None
     return TestItem(values["id"], values["host"], values["product_url"], values["name"])
 
 

@@ -31,12 +31,12 @@ from domain.leaderboards.arc import COURSE_TEST_SET, TestItem
 from domain.leaderboards.arc_batches import ArcBatch, load_batch, schedule_batch
 from domain.leaderboards.arc_export import arc_result, needs_review
 from domain.week.weeks import week_of
+from ops import arguments
 from ops.arc_export import ExportRefused, batch_ends, check_export, export_batch
 from ops.arc_files import TestSetError, is_lab, pick, read_test_set, start_url, unreachable
 from ops.cli import CommandError
 from ops.commands import HELP, Subcommands
 from ops.local_services import local_services
-from workers.agents import UnknownModelError, is_known
 from workers.leases import open_leases
 from workers.pool import EmbeddedPool
 from workers.resources import build_resources
@@ -49,14 +49,17 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     run.add_argument("--test-set", required=True,
                      help="CSV (id, host, product_url) or ARC's JSON; e.g. canitbuy-course-2.1.csv, arc-100-v1.csv")
     run.add_argument("--ids", help="comma-separated ids to run (default every row)")
-    run.add_argument("--model", required=True, help="a built-in agent (baseline-robust, ...) or a line-up model")
-    run.add_argument("--lab-url", help="where the lab's stations answer (default CANITBUY_LAB_URL, else a lab "
-                                       "started in-process); course rows are pointed at it")
+    run.add_argument("--model", required=True, type=arguments.model,
+                     help="a built-in agent (baseline-robust, ...) or a line-up model")
+    run.add_argument("--lab-url", type=arguments.http_url,
+                     help="where the lab's stations answer (default CANITBUY_LAB_URL, else a lab started "
+                          "in-process); course rows are pointed at it")
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.set_defaults(handler=arc_run)
     export = sub.add_parser("export", help="print a batch as an arc-leaderboard-submission/v1 object")
-    export.add_argument("batch", metavar="BATCH", help="the batch id `arc run` printed")
-    export.add_argument("--public-url", help="https base of the site for evidence addresses "
+    export.add_argument("batch", metavar="BATCH", type=arguments.uuid("a batch id, as `arc run` prints it"),
+                        help="the batch id `arc run` printed")
+    export.add_argument("--public-url", type=arguments.https_url, help="https base of the site for evidence addresses "
                                              "(default CANITBUY_PUBLIC_URL; unset leaves them out)")
     export.add_argument("--outcomes", metavar="FILE",
                         help="a CSV id,outcome: the outcome a person gave each no_cart row outside our lab after "
@@ -79,8 +82,6 @@ def arc_run(args: argparse.Namespace) -> int:
         items, test_set = pick(found, args.ids), found.name
     except TestSetError as error:
         raise CommandError(str(error)) from None
-    if not is_known(args.model):
-        raise CommandError(str(UnknownModelError(args.model)))
     settings = _settings(args.lab_url)
     with build_runtime(settings) as runtime, local_services(settings) as services:
         starts = [(item, start_url(item, services.lab_url, settings.lab_domain)) for item in items]
@@ -175,14 +176,11 @@ def _print(batch_id: str, test_set: str, model: str, rows: list[dict[str, Any]],
 
 
 def arc_export(args: argparse.Namespace) -> int:
-    try:
-        batch_id = UUID(args.batch)
-    except ValueError:
-        raise CommandError(f"{args.batch!r} is not a batch id (a UUID, as `arc run` prints it)") from None
+    batch_id = args.batch
     settings = _settings()
     base = args.public_url or settings.public_url
     if base and not base.startswith("https://"):
-        raise CommandError("the public base for evidence must be an https:// address")
+        raise CommandError("CANITBUY_PUBLIC_URL, the public base for evidence, must be an https:// address")
     with build_runtime(settings) as runtime:
         try:
             document = export_batch(runtime, batch_id, evidence_base=base, outcomes=args.outcomes)

@@ -10,7 +10,7 @@ from adapters.settings import Settings
 from adapters.wiring import build_runtime
 from domain.week.audit import AuditError, export_lines, is_provisional, verify_lines, week_events
 from domain.week.publishing import NotPublishedError, UnknownWeekError
-from domain.week.weeks import WeekError, parse_week
+from ops import arguments
 from ops.cli import CommandError
 from ops.commands import HELP, Subcommands
 
@@ -19,15 +19,16 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     audit = subcommands.add_parser("audit", help=HELP["audit"])
     sub = audit.add_subparsers(dest="audit_command", metavar="AUDIT_COMMAND", required=True)
     export = sub.add_parser("export", help="write the events a week's publication depended on (JSON Lines)")
-    export.add_argument("--week", required=True, help="ISO week, e.g. 2026-W48")
+    export.add_argument("--week", required=True, type=arguments.iso_week, help="ISO week, e.g. 2026-W48")
     export.add_argument("--out", required=True, type=Path, help="file to write, e.g. week.jsonl")
-    export.add_argument("--publication", type=int, default=1, help="which publication (1 = the first)")
+    export.add_argument("--publication", type=arguments.whole_number(1, 10_000), default=1,
+                        help="which publication (1 = the first)")
     export.set_defaults(handler=export_week)
     verify = sub.add_parser("verify", help="recompute ranking and Matrix from the file alone and check hashes")
     verify.add_argument("file", type=Path)
     verify.set_defaults(handler=verify_file)
     replay = sub.add_parser("replay", help="print a week's ranking JSON replayed from the log")
-    replay.add_argument("--week", required=True)
+    replay.add_argument("--week", required=True, type=arguments.iso_week, help="ISO week, e.g. 2026-W48")
     which = replay.add_mutually_exclusive_group()
     which.add_argument("--as-published", dest="as_published", action="store_true", default=True,
                        help="the first publication's bytes, replayed up to its position (default)")
@@ -38,15 +39,9 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     return audit
 
 
-def _week(text: str) -> str:
-    try:
-        return parse_week(text)
-    except WeekError as error:
-        raise CommandError(str(error)) from None
-
 
 def export_week(args: argparse.Namespace) -> int:
-    week, settings = _week(args.week), Settings.from_env()
+    week, settings = args.week, Settings.from_env()
     with build_runtime(settings) as runtime:
         record, readmodels = runtime.record, runtime.readmodels
         readmodels.catch_up()
@@ -85,7 +80,7 @@ def verify_file(args: argparse.Namespace) -> int:
 
 
 def replay_week(args: argparse.Namespace) -> int:
-    week, settings = _week(args.week), Settings.from_env()
+    week, settings = args.week, Settings.from_env()
     with build_runtime(settings) as runtime:
         readmodels = runtime.readmodels
         readmodels.catch_up()

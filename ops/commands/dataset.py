@@ -15,7 +15,7 @@ from adapters.wiring import build_runtime
 from domain.eventlog.record import Record
 from domain.projections.dataset import week_dataset
 from domain.week.publishing import NotPublishedError, replay
-from domain.week.weeks import WeekError, parse_week
+from ops import arguments
 from ops.cli import CommandError
 from ops.commands import HELP, Subcommands
 
@@ -25,7 +25,7 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     sub = dataset.add_subparsers(dest="dataset_command", metavar="DATASET_COMMAND", required=True)
     export = sub.add_parser("export", help="write a published week's tables, card and SHA256SUMS to OUT/<week>/")
     which = export.add_mutually_exclusive_group(required=True)
-    which.add_argument("--week", help="ISO week, e.g. 2026-W48")
+    which.add_argument("--week", type=arguments.iso_week, help="ISO week, e.g. 2026-W48")
     which.add_argument("--all", action="store_true", help="every published week")
     export.add_argument("--out", type=Path, default=Path("dataset"), help="folder to write into (default: dataset)")
     export.set_defaults(handler=export_weeks)
@@ -33,7 +33,7 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
 
 
 def export_weeks(args: argparse.Namespace) -> int:
-    chosen = _week(args.week) if args.week else None
+    chosen = args.week
     with build_runtime(Settings.from_env(), args.clock) as runtime:
         record = runtime.record
         weeks = [chosen] if chosen else published_weeks(record)
@@ -60,9 +60,3 @@ def published_weeks(record: Record) -> list[str]:
     state = replay(record.read_log)  # skims step payloads: only the publications are read here
     return sorted({p.week for p in state.publications})
 
-
-def _week(text: str) -> str:
-    try:
-        return parse_week(text)
-    except WeekError as error:
-        raise CommandError(str(error)) from None

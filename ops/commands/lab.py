@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from ops import arguments
 from ops.cli import CommandError
 from ops.commands import HELP, Subcommands
-from ops.commands.web import port_number
 
 if TYPE_CHECKING:
     from adapters.settings import Settings
@@ -28,7 +28,7 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     lab_sub = lab.add_subparsers(dest="lab_command", metavar="LAB_COMMAND", required=True)
     serve = lab_sub.add_parser("serve", help="serve every station (sNN.<domain>) and the lab index (<domain>)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=port_number, default=8700, help="port to bind (default 8700)")
+    serve.add_argument("--port", type=arguments.port, default=8700, help="port to bind (default 8700)")
     serve.add_argument(
         "--domain",
         default="lab.localhost",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from ops import arguments
 from ops.commands import HELP, Subcommands
 
 
@@ -13,9 +14,10 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     sub = models.add_subparsers(dest="models_command", metavar="MODELS_COMMAND", required=True)
     check = sub.add_parser("check", help="one step each through the gateway: availability, the model id it "
                                          "resolved, latency and price; exit 1 naming the models that fail")
-    check.add_argument("--model", action="append", default=None, metavar="NAME",
+    check.add_argument("--model", action="append", default=None, metavar="NAME", type=arguments.lineup_model,
                        help="check only this line-up model (repeatable; default: the whole weekly line-up)")
-    check.add_argument("--timeout", type=float, default=60.0, help="seconds for one attempt (default 60)")
+    check.add_argument("--timeout", type=arguments.seconds(0, 600), default=60.0,
+                       help="seconds for one attempt, at most 600 (default 60)")
     check.set_defaults(handler=check_models)
     return models
 
@@ -25,16 +27,13 @@ def check_models(args: argparse.Namespace) -> int:
     from adapters.models.client import HttpxModelClient
     from adapters.models.lineup import WEEKLY, entrant
     from adapters.settings import Settings
-    from ops.cli import CommandError, UsageError
+    from ops.cli import CommandError
 
     settings = Settings.from_env()
     if not settings.model_api_key:
         raise CommandError("AI_GATEWAY_API_KEY is not set: there is no gateway to ask")
     chosen = list(WEEKLY)
-    if args.model:
-        unknown = [name for name in args.model if entrant(name) is None]
-        if unknown:
-            raise UsageError(f"not in the line-up: {', '.join(unknown)}")
+    if args.model:  # each name was checked against the line-up as it was read
         chosen = [e for e in (entrant(name) for name in args.model) if e is not None]
 
     async def run() -> list:  # type: ignore[type-arg]

@@ -18,14 +18,13 @@ import msgspec
 from adapters.run_recorder import with_retries
 from adapters.settings import Settings, SettingsError
 from adapters.wiring import Runtime, build_runtime
-from domain.courses.course import load_course
 from domain.eventlog.commands import ScheduleRun
 from domain.eventlog.handlers import schedule_runs
 from domain.week.weeks import week_of
+from ops import arguments
 from ops.cli import CommandError
 from ops.commands import HELP, Subcommands
 from ops.local_services import local_services
-from workers.agents import UnknownModelError, is_known
 from workers.executor import execute_run
 from workers.leases import open_leases
 from workers.resources import build_resources
@@ -33,10 +32,13 @@ from workers.resources import build_resources
 
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     parser = subcommands.add_parser("run", help=HELP["run"])
-    parser.add_argument("--station", required=True, help="station code, s01..s18 (s12 runs the reader)")
-    parser.add_argument("--model", required=True, help="a built-in agent (baseline-robust, ...) or a line-up model")
-    parser.add_argument("--lab-url", help="where the stations answer, e.g. http://127.0.0.1:8700 "
-                                          "(default CANITBUY_LAB_URL, else a lab started in-process)")
+    parser.add_argument("--station", required=True, type=arguments.station,
+                        help="station code, s01..s18 (s12 runs the reader)")
+    parser.add_argument("--model", required=True, type=arguments.model,
+                        help="a built-in agent (baseline-robust, ...) or a line-up model")
+    parser.add_argument("--lab-url", type=arguments.http_url,
+                        help="where the stations answer, e.g. http://127.0.0.1:8700 (default CANITBUY_LAB_URL, "
+                             "else a lab started in-process)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run_one)
     return parser
@@ -51,10 +53,6 @@ def _settings(lab_url: str | None) -> Settings:
 
 
 def run_one(args: argparse.Namespace) -> int:
-    if args.station not in load_course().codes:
-        raise CommandError(f"no station {args.station!r} in the course (s01..s18)")
-    if not is_known(args.model):
-        raise CommandError(str(UnknownModelError(args.model)))
     settings = _settings(args.lab_url)
     with build_runtime(settings) as runtime, local_services(settings) as services:
         command = ScheduleRun.on_course(station=args.station, model=args.model, requested_by="cli",

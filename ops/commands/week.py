@@ -12,7 +12,8 @@ from adapters.wiring import build_runtime
 from domain.eventlog.commands import PublishWeek
 from domain.week.publications import PublicationError
 from domain.week.publishing import RunsStillOpenError, UnknownWeekError, publish_week
-from domain.week.weeks import WeekError, parse_week, system_clock
+from domain.week.weeks import WeekError, system_clock
+from ops import arguments
 from ops.cli import CommandError
 from ops.commands import HELP, Subcommands, week_run
 
@@ -25,11 +26,11 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     # the handler, and `week publish` crashed with "'ArgumentParser' object is not callable").
     publisher = sub.add_parser("publish", help="compute and publish a week's ranking and Matrix (provisionally while "
                                                "the week is in progress)")
-    publisher.add_argument("--week", required=True, help="ISO week, e.g. 2026-W48")
+    publisher.add_argument("--week", required=True, type=arguments.iso_week, help="ISO week, e.g. 2026-W48")
     publisher.add_argument("--by", required=True, help="who publishes (staff e-mail)")
     publisher.set_defaults(handler=publish)
     show = sub.add_parser("show", help="a week's position, course version and publications")
-    show.add_argument("--week", required=True, help="ISO week, e.g. 2026-W48")
+    show.add_argument("--week", required=True, type=arguments.iso_week, help="ISO week, e.g. 2026-W48")
     show.set_defaults(handler=show_week)
     return week
 
@@ -50,9 +51,9 @@ def publish(args: argparse.Namespace) -> int:
 
 def show_week(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
+    week = args.week
     with build_runtime(settings) as runtime:
         try:
-            week = parse_week(args.week)
             runtime.readmodels.catch_up()
             docs = runtime.readmodels.week_documents(week)
             publications = runtime.readmodels.publications(week)

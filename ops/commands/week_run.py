@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import UTC, datetime
 from typing import Any
 
 import anyio
@@ -18,6 +17,7 @@ import anyio.to_thread
 from adapters.settings import Settings, SettingsError
 from adapters.wiring import Runtime, build_runtime
 from domain.week.weeks import PastWeekError, WeekError, is_over, open_week, system_clock, week_of
+from ops import arguments
 from ops.cli import CommandError, UsageError
 from ops.commands import Subcommands
 from ops.local_services import local_services
@@ -31,23 +31,29 @@ from workers.schedule import catch_up, publish, week_models, week_repeats
 
 def add_subcommands(group: Subcommands) -> None:
     run = group.add_parser("run", help="schedule the line-up over the course and execute it now")
-    run.add_argument("--week", help="the week in progress, UTC (the default): a run counts for the ISO week in "
-                                    "which it starts, so a week that is over takes no more runs")
-    run.add_argument("--models", help="comma-separated models or built-in agents (default: the week's line-up; "
-                                      "the five built-in agents when no model key is configured)")
-    run.add_argument("--stations", help="comma-separated subset of stations, for trials (a partial week ranks "
-                                        "no model: every obstacle station is needed)")
-    run.add_argument("--repeats", type=int, help="runs per station and model (k) for every model (default: each "
-                                                 "line-up entrant's repeats as staff set it; 1 for others)")
-    run.add_argument("--concurrency", type=int, help="runs at once in-process (default CANITBUY_CONCURRENCY)")
+    run.add_argument("--week", type=arguments.iso_week,
+                     help="the week in progress, UTC (the default): a run counts for the ISO week in which it "
+                          "starts, so a week that is over takes no more runs")
+    run.add_argument("--models", type=arguments.models,
+                     help="comma-separated models or built-in agents (default: the week's line-up; the five "
+                          "built-in agents when no model key is configured)")
+    run.add_argument("--stations", type=arguments.stations,
+                     help="comma-separated subset of stations, for trials (a partial week ranks no model: every "
+                          "obstacle station is needed)")
+    run.add_argument("--repeats", type=arguments.whole_number(1, 20),
+                     help="runs per station and model (k) for every model, 1 to 20 (default: each line-up "
+                          "entrant's repeats as staff set it; 1 for others)")
+    run.add_argument("--concurrency", type=arguments.whole_number(1, 64),
+                     help="runs at once in-process, 1 to 64 (default CANITBUY_CONCURRENCY)")
     run.add_argument("--publish", action="store_true", help="publish the week when its runs are over: "
                      "provisionally while the week is in progress (its final publication follows once it is over)")
     run.add_argument("--json", action="store_true", help="print one JSON object (progress goes to stderr)")
     run.set_defaults(handler=run_week)
     schedule = group.add_parser("schedule", help="do what the schedule says is due (line-up Monday 06:00 UTC, "
                                                   "repeats Monday 14:00, then publication); safe to repeat")
-    schedule.add_argument("--now", help="pretend it is this later UTC time of the week in progress (ISO 8601); a "
-                                       "week that is over takes no more runs")
+    schedule.add_argument("--now", type=arguments.utc_time,
+                          help="pretend it is this later UTC time of the week in progress (ISO 8601); a week that "
+                               "is over takes no more runs")
     schedule.add_argument("--no-execute", action="store_true", help="only schedule; workers execute later")
     schedule.set_defaults(handler=run_schedule)
 
@@ -58,8 +64,6 @@ def _settings(concurrency: int | None = None) -> Settings:
     except SettingsError as error:
         raise CommandError(str(error)) from None
     if concurrency is not None:
-        if not 1 <= concurrency <= 64:
-            raise CommandError("--concurrency must be between 1 and 64")
         import msgspec
 
         settings = msgspec.structs.replace(settings, concurrency=concurrency)
@@ -68,30 +72,17 @@ def _settings(concurrency: int | None = None) -> Settings:
     return settings
 
 
-def _models(text: str | None, runtime: Runtime, week: str) -> list[str]:
-    models = [m.strip() for m in text.split(",") if m.strip()] if text else week_models(runtime, week)
+def _models(typed: list[str] | None, runtime: Runtime, week: str) -> list[str]:
+    """The models typed (each checked when read), else the week's line-up, whose names the record holds."""
+    models = typed or week_models(runtime, week)
     unknown = [m for m in models if not is_known(m)]
     if unknown:
         raise CommandError(str(UnknownModelError(unknown[0])))
     return list(dict.fromkeys(models))
 
 
-def _stations(text: str | None) -> list[str] | None:
-    if not text:
-        return None
-    from domain.courses.course import load_course
-
-    codes = [c.strip() for c in text.split(",") if c.strip()]
-    unknown = [c for c in codes if c not in load_course().codes]
-    if unknown:
-        raise CommandError(f"no station {unknown[0]!r} in the course (s01..s18)")
-    return codes
-
-
 def run_week(args: argparse.Namespace) -> int:
     settings = _settings(args.concurrency)
-    if args.repeats is not None and not 1 <= args.repeats <= 20:
-        raise CommandError("--repeats must be between 1 and 20")
     clock = getattr(args, "clock", system_clock)
     try:
         week = open_week(args.week, clock()) if args.week else week_of(clock())
@@ -104,7 +95,7 @@ def run_week(args: argparse.Namespace) -> int:
         ledger = RunLedger(runtime.record)
         course = CourseRun(runtime, ledger, progress, settings.concurrency, services.lab_url,
                            services.directory_url, [])
-        stations = _stations(args.stations)
+        stations = args.stations
         repeats = args.repeats if args.repeats is not None else week_repeats(runtime, week)
         ids = schedule_course(runtime, week, models, repeats=repeats, requested_by="cli", stations=stations)
         anyio.run(course.execute, [str(i) for i in ids])
@@ -167,13 +158,9 @@ def _print(summary: dict[str, Any], as_json: bool, stream: Any) -> None:
 def run_schedule(args: argparse.Namespace) -> int:
     settings = _settings()
     clock = getattr(args, "clock", system_clock)
-    try:
-        now = datetime.fromisoformat(args.now) if args.now else clock()
-    except ValueError:
-        raise CommandError(f"--now {args.now!r} is not an ISO 8601 time") from None
-    now = now if now.tzinfo else now.replace(tzinfo=UTC)
+    now = args.now or clock()
     if is_over(week_of(now), clock()):  # the events are stamped with the real clock: they would count elsewhere
-        raise UsageError(f"--now {args.now}: {PastWeekError(week_of(now), clock())}")
+        raise UsageError(f"--now {now.isoformat()}: {PastWeekError(week_of(now), clock())}")
     with build_runtime(settings, clock) as runtime:
         ledger = RunLedger(runtime.record)
         # Publication waits for execution in the embedded default, so run the schedule first without it.

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from adapters.settings import Settings, SettingsError
+from ops import arguments
 from ops.cli import CommandError
 from ops.commands import HELP, Subcommands
 
@@ -28,7 +29,7 @@ CONNECT_SECONDS = 5
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     worker = subcommands.add_parser("worker", help=HELP["worker"])
     worker.add_argument("--check", action="store_true", help="check Redis, the database and Chromium; exit 0/1")
-    worker.add_argument("--lease-seconds", type=float, default=None,
+    worker.add_argument("--lease-seconds", type=arguments.seconds(0, 3600), default=None,
                         help="how soon a killed worker's run is noticed (default 30)")
     worker.add_argument("--schedule", action="store_true",
                         help="also keep the schedule (line-up Monday 06:00 UTC, repeats 14:00, publication); "

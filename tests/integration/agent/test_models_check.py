@@ -74,5 +74,8 @@ def test_the_command_says_in_one_line_what_is_missing(
     assert main(["models", "check"]) == 1
     assert capsys.readouterr().err.strip() == "canitbuy: AI_GATEWAY_API_KEY is not set: there is no gateway to ask"
     monkeypatch.setenv("AI_GATEWAY_API_KEY", "sk-test")
-    assert main(["models", "check", "--model", "gpt-0"]) == 2
-    assert capsys.readouterr().err.strip() == "canitbuy: not in the line-up: gpt-0"
+    with pytest.raises(SystemExit) as usage:  # a model not in the line-up is a usage error, as in every command
+        main(["models", "check", "--model", "gpt-0"])
+    assert usage.value.code == 2
+    assert capsys.readouterr().err.strip() == ("canitbuy models check: argument --model: 'gpt-0' is not in the "
+                                               "line-up (see canitbuy models check --help)")

@@ -107,7 +107,8 @@ def test_every_row_error_names_the_file(tmp_path: Path) -> None:
     rows = arc_rows(3)
     rows[1]["product_url"] = "ftp://example.com/x"
     path = write_csv(tmp_path / "ftp.csv", rows)
-    assert refused(path) == f"{path}: row 3: product_url must be an http(s) address"
+    assert refused(path) == (f"{path}: row 3: product_url 'ftp://example.com/x' must be an "
+                             "http:// or https:// address with a host")
     rows = arc_rows(3)
     rows[2]["host"] = ""
     path = write_csv(tmp_path / "empty.csv", rows)
