@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
-import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from adapters.listening import address, listen, reason
 from ops import arguments
 from ops.cli import CommandError
 from ops.commands import HELP, Subcommands
@@ -127,27 +126,6 @@ def _limits(args: argparse.Namespace, settings: Settings) -> LabLimits | None:
         raise CommandError("--redis-url must start with redis://")
     return LabLimits(own_keyids=_own_keyids(args, settings), own_networks=tuple(args.own_network),
                      trusted_proxies=tuple(args.trusted_proxy), redis_url=redis_url)
-
-
-def address(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-def listen(host: str, port: int) -> socket.socket:
-    """A socket listening on host:port, bound as uvicorn binds one for its workers (IPv6 when the host is)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    return socket.create_server((host, port), family=family, backlog=2048)
-
-
-def reason(error: BaseException) -> str:
-    """Why, from the system's words: "address already in use", "connection refused"."""
-    number = getattr(error, "errno", None)
-    if isinstance(number, int) and number > 0:  # the errno's own words, not what wrapped them
-        text = os.strerror(number)
-    else:  # a name that does not resolve (a negative errno), or no errno at all
-        text = (getattr(error, "strerror", None) or str(error)).partition(" (while attempting")[0].strip()
-    text = text or type(error).__name__
-    return text[:1].lower() + text[1:]
 
 
 def _reach_redis(url: str) -> None:

@@ -13,8 +13,8 @@ import argparse
 import asyncio
 import logging
 from typing import Any
-from urllib.parse import urlsplit
 
+from adapters.listening import database_problem
 from adapters.settings import Settings, SettingsError
 from ops import arguments
 from ops.cli import CommandError
@@ -98,29 +98,6 @@ class SigningError(RuntimeError):
 
 class Unreachable(ConnectionError):
     """A service this machine cannot reach; the message says which, where (never a password) and why."""
-
-
-def database_problem(url: str, seconds: float = CONNECT_SECONDS) -> str | None:
-    """Why the PostgreSQL at `url` cannot be used, in one line naming where and why, or None when it answers.
-    Asked before the record is opened, whose pool would wait 10 s five times over and then say only that no
-    connection came (a probe of 20 s saw nothing but a timeout)."""
-    import psycopg
-
-    parts = urlsplit(url)
-    try:
-        where = f"{parts.hostname or '127.0.0.1'}:{parts.port or 5432}"
-    except ValueError:  # a port that is not one: as typed, without the credentials
-        where = parts.netloc.rpartition("@")[2]
-    try:
-        psycopg.connect(url.split("?", 1)[0], connect_timeout=max(1, round(seconds))).close()
-    except psycopg.errors.ConnectionTimeout:
-        return f"cannot reach the database (PostgreSQL at {where}): no answer within {seconds:g} s"
-    except psycopg.Error as error:
-        lines = str(error).strip().splitlines() or [type(error).__name__]
-        # 'connection failed: connection to server at "H", port P failed: Connection refused' -> the last part
-        why = lines[0].rpartition(" failed: ")[2].removeprefix("FATAL:").strip()
-        return f"cannot reach the database (PostgreSQL at {where}): {why[:1].lower() + why[1:]}"
-    return None
 
 
 async def _signing(settings: Settings) -> str:
