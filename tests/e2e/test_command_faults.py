@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -22,9 +21,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 import redis
+from served_commands import answers, serving
 
 REPO = Path(__file__).resolve().parents[2]
 PASSWORD = "a long enough password 42"
@@ -68,34 +67,6 @@ def silent_server() -> Iterator[int]:
         yield int(server.getsockname()[1])
 
 
-@contextlib.contextmanager
-def serving(args: list[str], data_dir: Path, **extra: str) -> Iterator[subprocess.Popen[str]]:
-    process = subprocess.Popen([sys.executable, "-m", "ops.cli", *args], cwd=data_dir,
-                               env=environment(data_dir, **extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, start_new_session=True)
-    try:
-        yield process
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)  # as Ctrl-C stops it
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
-def answers(url: str, host: str | None = None, seconds: float = 60) -> httpx.Response:
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            return httpx.get(url, headers={"Host": host} if host else {}, timeout=5)
-        except httpx.TransportError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
-
-
 SERVERS = ["web", "lab"]
 
 
@@ -126,7 +97,7 @@ def test_a_host_that_is_not_this_machines_is_one_line(server: str, host: str, tm
 @pytest.mark.parametrize("server", SERVERS)
 def test_ctrl_c_stops_a_server_cleanly(server: str, tmp_path: Path) -> None:
     port = free_port()
-    with serving([server, "serve", "--port", str(port)], tmp_path) as process:
+    with serving([server, "serve", "--port", str(port)], environment(tmp_path)) as process:
         host = f"s01.lab.localhost:{port}" if server == "lab" else None
         assert answers(f"http://127.0.0.1:{port}/", host=host).status_code == 200
     assert process.returncode == 0
@@ -173,7 +144,7 @@ def test_lab_serve_with_a_redis_that_hangs_does_not_start(tmp_path: Path) -> Non
 @pytest.mark.redis
 def test_lab_serve_keeps_its_budgets_in_the_redis_it_reaches(tmp_path: Path, redis_url: str) -> None:
     port = free_port()
-    with serving(["lab", "serve", "--port", str(port), "--redis-url", redis_url], tmp_path) as process:
+    with serving(["lab", "serve", "--port", str(port), "--redis-url", redis_url], environment(tmp_path)) as process:
         assert answers(f"http://127.0.0.1:{port}/", host=f"s01.lab.localhost:{port}").status_code == 200
         # the key lives until the client's budget is full again: about a second after one request
         assert redis.Redis.from_url(redis_url).keys("nordlys-lab:budget:*"), "the request was counted in Redis"

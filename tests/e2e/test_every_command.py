@@ -12,19 +12,17 @@ import io
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import httpx
 import pytest
+from served_commands import answers, serving
 
 from domain.week.weeks import week_of
 from ops.cli import build_parser
@@ -149,32 +147,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-@contextlib.contextmanager
-def serving(args: list[str], env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
-    process = subprocess.Popen([sys.executable, "-m", "ops.cli", *args], cwd=env["CANITBUY_DATA_DIR"], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        yield process
-    finally:
-        process.send_signal(signal.SIGINT)  # as Ctrl-C stops it
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def answers(url: str, host: str | None = None, seconds: float = 60) -> httpx.Response:
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            return httpx.get(url, headers={"Host": host} if host else {}, timeout=5)
-        except httpx.TransportError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
 
 
 class Gateway(BaseHTTPRequestHandler):
