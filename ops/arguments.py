@@ -78,12 +78,17 @@ def station(text: str) -> str:
     return code
 
 
-def stations(text: str) -> list[str]:
-    """Comma-separated stations of the current course, at least one."""
-    codes = [station(part) for part in text.split(",") if part.strip()]
-    if not codes:
-        raise argparse.ArgumentTypeError("name at least one station, e.g. s01,s05")
-    return list(dict.fromkeys(codes))
+def comma_separated(one: Callable[[str], str], example: str) -> Callable[[str], list[str]]:
+    """Names separated by commas, each read by `one`, at least one, each once, in the order typed."""
+
+    def read(text: str) -> list[str]:
+        names = [one(part) for part in text.split(",") if part.strip()]
+        if not names:
+            raise argparse.ArgumentTypeError(f"name at least one, e.g. {example}")
+        return list(dict.fromkeys(names))
+
+    read.__name__ = f"list of {one.__name__}s"
+    return read
 
 
 def model(text: str) -> str:
@@ -96,12 +101,10 @@ def model(text: str) -> str:
     return name
 
 
-def models(text: str) -> list[str]:
-    """Comma-separated built-in agents or line-up models, at least one."""
-    names = [model(part) for part in text.split(",") if part.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError("name at least one model, e.g. baseline-robust")
-    return list(dict.fromkeys(names))
+stations = comma_separated(station, "s01,s05")
+"""Comma-separated stations of the current course."""
+models = comma_separated(model, "baseline-robust,baseline-naive")
+"""Comma-separated built-in agents or line-up models."""
 
 
 def lineup_model(text: str) -> str:
