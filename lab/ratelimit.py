@@ -12,13 +12,15 @@ behind a trusted proxy the right-most address of X-Forwarded-For that is not a p
 agent's (`own_keyids`), and unsigned requests from our workers' networks (`own_networks`: the reading station's
 fetcher does not sign), draw on a budget of their own, so a flood from anyone never slows a weekly run.
 
-Budgets are kept in Redis when a URL is given (every lab process behind one name shares them), else in this
-process's memory (the embedded lab, one process). The lab imports nothing of the project; this is its own.
+Budgets are kept in Redis when a URL is given (every lab process behind one name shares them; while it is out,
+each process counts in its own memory), else in this process's memory (the embedded lab, one process). The lab
+imports nothing of the project; this is its own.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import logging
 import math
 import time
 from collections import OrderedDict
@@ -31,6 +33,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lab import render
 from lab.botauth.verifier import Verifier, verified_keyid
+
+log = logging.getLogger("lab.ratelimit")
 
 UNCOUNTED = ("/static/", "/img/")
 """Path prefixes of static assets: never counted."""
@@ -115,16 +119,46 @@ return 0
 """
 
 
+REDIS_SECONDS = 0.5
+"""How long one budget may wait on Redis before the request is counted in this process's memory instead."""
+RETRY_REDIS_SECONDS = 5.0
+"""While Redis is out, how long requests are counted in memory before Redis is asked again."""
+
+
 class RedisBuckets:
-    def __init__(self, url: str, prefix: str = "nordlys-lab:budget:") -> None:
+    """Budgets in Redis, shared by every lab process; while Redis is out (refusing, or silent past `REDIS_SECONDS`)
+    each process counts in its own memory, so the lab keeps answering and keeps limiting (per process, not as
+    one) instead of answering 500 to every page: a station that failed because the lab's Redis did would be
+    scored as the agent's failure. Redis is asked again every `RETRY_REDIS_SECONDS`; the outage and the recovery
+    are each logged once."""
+
+    def __init__(self, url: str, prefix: str = "nordlys-lab:budget:", clock: Callable[[], float] = time.monotonic,
+                 timeout: float = REDIS_SECONDS) -> None:
         from redis.asyncio import Redis
 
-        self.redis: Any = Redis.from_url(url)
-        self.prefix = prefix
+        self.redis: Any = Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+        self.prefix, self.clock = prefix, clock
+        self.memory = MemoryBuckets(clock=clock)
+        self.out_until: float | None = None
+        """While Redis is out: when to ask it again."""
 
     async def take(self, key: str, budget: Budget) -> float:
+        from redis.exceptions import RedisError
+
+        if self.out_until is not None and self.clock() < self.out_until:
+            return await self.memory.take(key, budget)
         micro = round(budget.period * 1_000_000)
-        ahead = await self.redis.eval(_GCRA, 1, self.prefix + key, micro, micro * budget.burst)
+        try:
+            ahead = await self.redis.eval(_GCRA, 1, self.prefix + key, micro, micro * budget.burst)
+        except (RedisError, OSError) as error:
+            if self.out_until is None:
+                log.warning("Redis does not answer (%s): request budgets are kept in this process's memory until "
+                            "it does, asked again every %g s", type(error).__name__, RETRY_REDIS_SECONDS)
+            self.out_until = self.clock() + RETRY_REDIS_SECONDS
+            return await self.memory.take(key, budget)
+        if self.out_until is not None:
+            log.warning("Redis answers again: request budgets are shared by the lab's processes again")
+            self.out_until = None
         return int(ahead) / 1_000_000
 
 

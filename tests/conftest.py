@@ -7,7 +7,10 @@ PostgreSQL is reached at CANITBUY_TEST_POSTGRES (default postgresql://postgres@1
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -71,3 +74,47 @@ def axe_source() -> str:
         if result.returncode != 0:
             pytest.fail(f"axe-core could not be installed from npm: {result.stderr.decode()[-500:]}")
     return script.read_text()
+
+
+class OwnRedis:
+    """A real redis-server of one test's own, on a free port, that the test may pause (SIGSTOP: it keeps the
+    connections it accepted and answers nothing, as a Redis that hangs) and resume."""
+
+    def __init__(self, process: subprocess.Popen[bytes], port: int) -> None:
+        self.process, self.port = process, port
+        self.url = f"redis://127.0.0.1:{port}/0"
+
+    def pause(self) -> None:
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self.process.send_signal(signal.SIGCONT)
+
+
+@pytest.fixture
+def own_redis() -> Iterator[OwnRedis]:
+    import redis
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    process = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = OwnRedis(process, port)
+    client = redis.Redis(port=port, socket_timeout=1, socket_connect_timeout=1)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.RedisError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError("redis-server did not start") from None
+                time.sleep(0.05)
+        yield server
+    finally:
+        client.close()
+        server.resume()
+        process.terminate()
+        process.wait(timeout=20)

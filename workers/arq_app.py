@@ -18,7 +18,7 @@ from typing import Any
 import anyio.to_thread
 import msgspec
 from arq import Retry, cron
-from arq.connections import ArqRedis, RedisSettings, create_pool
+from arq.connections import ArqRedis, RedisSettings
 from arq.worker import func
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeout
@@ -58,6 +58,16 @@ class RedisUnreachable(ConnectionError):
     """Redis did not answer: the message says where (host:port, never the password) and why, in one line."""
 
 
+REACH_SECONDS = 5.0
+"""How long connecting to Redis and its first answer may take at start before a command says Redis is unreachable."""
+ANSWER_SECONDS = 15.0
+"""How long one Redis command may wait for its answer once connected. arq sets no read time-out: a Redis that
+accepted connections and stopped answering (a paused process, a half-open connection through a firewall) held a
+worker forever, idle and looking alive. Nothing the queue or the worker sends blocks on the server's side (arq polls
+with plain reads), so an answer later than this is a Redis that is gone: the worker ends in one line and its
+supervisor starts it again; the runs it held are taken again when their leases run out."""
+
+
 def redis_settings(settings: Settings) -> RedisSettings:
     """arq's settings for CANITBUY_REDIS_URL. Without arq's retries at start (five, a second apart, each logged as
     a warning before the same failure): a command meeting a dead Redis says so at once in one line, and a worker's
@@ -65,6 +75,25 @@ def redis_settings(settings: Settings) -> RedisSettings:
     if not settings.redis_url:
         raise ValueError("CANITBUY_REDIS_URL is not set")
     return dataclasses.replace(RedisSettings.from_dsn(settings.redis_url), conn_retries=0)
+
+
+async def queue_pool(settings: Settings) -> ArqRedis:
+    """The queue's Redis, reached and answering, with time-outs on every command (`ANSWER_SECONDS`): for the
+    worker (`canitbuy worker`) and for the commands that enqueue. Redis refusing, or not answering within
+    `REACH_SECONDS`, raises `RedisUnreachable` saying where and why."""
+    url = settings.redis_url
+    if not url:
+        raise ValueError("CANITBUY_REDIS_URL is not set")
+    redis_settings(settings)  # the URL as arq reads it: a scheme or port it cannot read fails here, as before
+    pool: ArqRedis = ArqRedis.from_url(url, socket_connect_timeout=REACH_SECONDS, socket_timeout=ANSWER_SECONDS,
+                             encoding="utf8")
+    pool.job_serializer, pool.job_deserializer, pool.default_queue_name = serialize, deserialize, QUEUE
+    try:
+        await asyncio.wait_for(pool.ping(), REACH_SECONDS)
+    except (TimeoutError, RedisError, OSError) as error:
+        await pool.aclose()
+        raise redis_unreachable(url, error, REACH_SECONDS) from None
+    return pool
 
 
 def redis_unreachable(url: str, error: BaseException, seconds: float) -> RedisUnreachable:
@@ -85,15 +114,6 @@ def redis_unreachable(url: str, error: BaseException, seconds: float) -> RedisUn
     else:
         why = (str(error).strip().splitlines() or [type(error).__name__])[0]
     return RedisUnreachable(f"cannot reach Redis at {where} (CANITBUY_REDIS_URL): {why}")
-
-
-async def queue_pool(settings: Settings) -> ArqRedis:
-    redis = redis_settings(settings)
-    try:
-        return await create_pool(redis, job_serializer=serialize, job_deserializer=deserialize,
-                                 default_queue_name=QUEUE)
-    except (TimeoutError, RedisError, OSError) as error:  # what create_pool gives up on (TimeoutError: asyncio's)
-        raise redis_unreachable(settings.redis_url or "", error, redis.conn_timeout) from None
 
 
 async def enqueue_runs(pool: ArqRedis, run_ids: Sequence[str]) -> int:

@@ -98,17 +98,29 @@ def run_week(args: argparse.Namespace) -> int:
         stations = args.stations
         repeats = args.repeats if args.repeats is not None else week_repeats(runtime, week)
         ids = schedule_course(runtime, week, models, repeats=repeats, requested_by="cli", stations=stations)
-        anyio.run(course.execute, [str(i) for i in ids])
+        _execute(course, [str(i) for i in ids])
         # The Monday repeat, done at once: each cell cut short gets one more attempt, counted for this week.
         ledger.refresh()
         again = schedule_repeats(runtime, ledger, week, requested_by="cli")
         if again:
-            anyio.run(course.execute, [str(i) for i in again])
+            _execute(course, [str(i) for i in again])
         progress.end()
         ledger.refresh()
         summary = _summary(runtime, ledger, week, models, course.run_ids, args.publish)
     _print(summary, args.json, stream)
     return 0 if summary["totals"]["unfinished"] == 0 else 1
+
+
+def _execute(course: CourseRun, run_ids: list[str]) -> None:
+    """Execute the runs; a queue's Redis that refuses or does not answer is one line (the runs stay scheduled in
+    the record: the same command runs them once Redis answers)."""
+    from workers.arq_app import RedisUnreachable
+
+    try:
+        anyio.run(course.execute, run_ids)
+    except RedisUnreachable as error:
+        raise CommandError(f"{error}; the runs stay scheduled, and the same command runs them once it answers") \
+            from None
 
 
 def _summary(runtime: Runtime, ledger: RunLedger, week: str, models: list[str], run_ids: list[str],
@@ -173,7 +185,7 @@ def run_schedule(args: argparse.Namespace) -> int:
             with local_services(settings) as services:
                 course = CourseRun(runtime, ledger, Progress(sys.stdout, sys.stdout.isatty()),
                                    settings.concurrency, services.lab_url, services.directory_url, [])
-                anyio.run(course.execute, pending)
+                _execute(course, pending)
                 course.progress.end()
         published = catch_up(runtime, ledger, now, models=[], publish=publish).published
         print(f"published: {', '.join(published) if published else 'nothing due'}")

@@ -59,18 +59,36 @@ def run_worker(args: argparse.Namespace) -> int:
     from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import TimeoutError as RedisTimeout
 
-    from workers.arq_app import WorkerSettings, redis_settings, redis_unreachable
+    from workers.arq_app import (
+        ANSWER_SECONDS,
+        RedisUnreachable,
+        WorkerSettings,
+        queue_pool,
+        redis_unreachable,
+        shutdown,
+    )
     from workers.leases import DEFAULT_LEASE_SECONDS
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     ctx = {"settings": settings, "lease_seconds": args.lease_seconds or DEFAULT_LEASE_SECONDS}
     extra: dict[str, Any] = {} if args.schedule else {"cron_jobs": []}
-    redis = redis_settings(settings)
+    # The worker's loop is this one (arq takes the current loop), so the pool reached here is the worker's own.
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
     try:
-        arq_run_worker(WorkerSettings, redis_settings=redis,  # type: ignore[arg-type]
+        pool = loop.run_until_complete(queue_pool(settings))
+        arq_run_worker(WorkerSettings, redis_pool=pool,  # type: ignore[arg-type]
                        max_jobs=settings.concurrency, ctx=ctx, burst=args.burst, **extra)
-    except (RedisConnectionError, RedisTimeout) as error:  # at start, or Redis gone for good while working
-        raise CommandError(str(redis_unreachable(settings.redis_url, error, redis.conn_timeout))) from None
+    except RedisUnreachable as error:  # at start: refused, or no answer within a few seconds
+        raise CommandError(str(error)) from None
+    except (RedisConnectionError, RedisTimeout) as error:  # Redis gone, or silent, while working
+        raise CommandError(str(redis_unreachable(settings.redis_url, error, ANSWER_SECONDS))) from None
+    finally:
+        # arq's own close stops at the first command Redis does not answer, before the shutdown hook: close the
+        # runs' resources (browser, database, the reaper) here too; once closed, the hook does nothing.
+        loop.run_until_complete(shutdown(ctx))
+        loop.close()
+        asyncio.set_event_loop(None)
     return 0
 
 

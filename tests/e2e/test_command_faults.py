@@ -21,9 +21,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 import redis
 from served_commands import answers, serving
+
+from lab.ratelimit import PUBLIC, RETRY_REDIS_SECONDS
+from tests.conftest import OwnRedis
 
 REPO = Path(__file__).resolve().parents[2]
 PASSWORD = "a long enough password 42"
@@ -158,6 +162,75 @@ def test_a_dead_redis_is_one_line_at_once(command: list[str], tmp_path: Path) ->
     assert "cannot reach Redis at 127.0.0.1:1 (CANITBUY_REDIS_URL): connection refused" in line, line
     assert "hunter2secret" not in line
     assert time.monotonic() - started < 30, "no retries a second apart"
+
+
+@pytest.mark.parametrize("command", [["worker"], ["week", "run", "--models", "baseline-robust", "--stations", "s01"]])
+def test_a_redis_that_accepts_and_never_answers_is_one_line(command: list[str], tmp_path: Path) -> None:
+    """arq pings with no read time-out: a Redis that accepted the connection and said nothing held both forever."""
+    with silent_server() as port:
+        line = one_line(canitbuy(command, tmp_path, timeout=120,
+                                 CANITBUY_REDIS_URL=f"redis://:hunter2secret@127.0.0.1:{port}", **LOOPBACK_LAB), 1)
+    assert f"cannot reach Redis at 127.0.0.1:{port} (CANITBUY_REDIS_URL): no answer within 5 s" in line, line
+    assert "hunter2secret" not in line
+    if command[0] == "week":
+        assert line.endswith("the runs stay scheduled, and the same command runs them once it answers"), line
+
+
+def _log_says(log: Path, text: str, process: subprocess.Popen[bytes], seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while text not in log.read_text(errors="replace"):
+        assert process.poll() is None, log.read_text()
+        assert time.monotonic() < deadline, f"{text!r} not in {log.read_text()}"
+        time.sleep(0.1)
+
+
+def test_a_worker_whose_redis_stops_answering_ends_in_one_line(tmp_path: Path, own_redis: OwnRedis) -> None:
+    """A worker polls Redis ten times a second; when it stops answering (paused, or a half-open connection) the
+    worker ends, saying so last, for its supervisor to start it again, instead of idling forever looking alive."""
+    log = tmp_path / "worker.log"
+    with log.open("wb") as out:
+        worker = subprocess.Popen([sys.executable, "-m", "ops.cli", "worker"], cwd=tmp_path, stdout=out, stderr=out,
+                                  env=environment(tmp_path, CANITBUY_REDIS_URL=own_redis.url, **LOOPBACK_LAB),
+                                  start_new_session=True)
+    try:
+        _log_says(log, "ready (lab http://127.0.0.1:9", worker)
+        own_redis.pause()
+        assert worker.wait(timeout=120) == 1, log.read_text()
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+    last = log.read_text().strip().splitlines()[-1]
+    assert last == (f"canitbuy: cannot reach Redis at 127.0.0.1:{own_redis.port} (CANITBUY_REDIS_URL): no answer "
+                    "within 15 s"), log.read_text()
+
+
+def test_lab_serve_keeps_answering_and_limiting_while_its_redis_is_out(tmp_path: Path, own_redis: OwnRedis) -> None:
+    """Counted in Redis while it answers, in the lab's memory while it is silent (each page at most half a second
+    late, once), in Redis again once it answers: never a 500 a run would be scored on."""
+    port = free_port()
+    args = ["lab", "serve", "--port", str(port), "--redis-url", own_redis.url, "--trusted-proxy", "127.0.0.1"]
+    keys = redis.Redis.from_url(own_redis.url)
+    with serving(args, environment(tmp_path)) as process:
+        url, host = f"http://127.0.0.1:{port}/", f"s01.lab.localhost:{port}"
+        assert answers(url, host=host).status_code == 200
+        assert keys.keys("nordlys-lab:budget:*"), "counted in Redis while it answers"
+        own_redis.pause()
+        with httpx.Client(headers={"Host": host, "X-Forwarded-For": "2001:db8::77"}, timeout=10) as client:
+            statuses = [client.get(url).status_code for _ in range(PUBLIC.burst + 5)]
+        first = statuses.index(429)
+        assert set(statuses[:first]) == {200} and set(statuses[first:]) == {429}, statuses
+        assert PUBLIC.burst <= first <= PUBLIC.burst + 1, "the client's budget held, counted in memory"
+        own_redis.resume()
+        keys.flushdb()
+        time.sleep(RETRY_REDIS_SECONDS + 0.5)
+        assert answers(url, host=host).status_code == 200
+        assert keys.keys("nordlys-lab:budget:*"), "counted in Redis again once it answers"
+    stderr = process.communicate()[1]
+    assert process.returncode == 0, stderr
+    assert stderr.count("Redis does not answer (TimeoutError): request budgets are kept in this process's memory") \
+        == 1, stderr
+    assert stderr.count("Redis answers again") == 1, stderr
 
 
 @pytest.mark.chromium

@@ -10,12 +10,15 @@ import warnings
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
+import anyio
 import pytest
+import redis
 from leaderboard_site import a_run, body, from_network
 
 from adapters.settings import Settings
+from tests.conftest import OwnRedis
 from web.app import create_app
-from web.submission_caps import PER_MINUTE, FloodGuard, RedisCounter
+from web.submission_caps import PER_MINUTE, RETRY_REDIS_SECONDS, FloodGuard, RedisCounter, SqlCounter
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -75,17 +78,48 @@ def test_a_flood_from_one_network_gets_429_with_retry_after_and_costs_nothing_el
 
 
 @pytest.mark.redis
-def test_the_flood_counter_in_redis_is_shared_by_processes() -> None:
+def test_the_flood_counter_in_redis_is_shared_by_processes(sqlite_settings: Settings) -> None:
     network, now = f"test-{uuid.uuid4().hex}", 1_800_000_000.0
-    first = FloodGuard(RedisCounter("redis://127.0.0.1:6379/0"), per_minute=3, clock=lambda: now)
-    second = FloodGuard(RedisCounter("redis://127.0.0.1:6379/0"), per_minute=3, clock=lambda: now)
+    with web_processes(sqlite_settings, 1) as (site,):
+        database = site.app.state.site.submission_flood.counter  # the site has no Redis: its counter is the database
+        assert isinstance(database, SqlCounter)
+        first = FloodGuard(RedisCounter("redis://127.0.0.1:6379/0", database), per_minute=3, clock=lambda: now)
+        second = FloodGuard(RedisCounter("redis://127.0.0.1:6379/0", database), per_minute=3, clock=lambda: now)
 
-    async def burst() -> list[int]:
-        return [await guard.retry_after(network) for guard in (first, second, first, second)]
+        async def burst() -> list[int]:
+            return [await guard.retry_after(network) for guard in (first, second, first, second)]
 
-    import anyio
+        assert anyio.run(burst) == [0, 0, 0, 60]
+        assert anyio.run(database.hit, network, int(now // 60)) == 1, "nothing was counted in the database"
 
-    assert anyio.run(burst) == [0, 0, 0, 60]
+
+@pytest.mark.redis
+def test_while_the_sites_redis_is_out_submissions_are_counted_in_the_database(
+    sqlite_settings: Settings, own_redis: OwnRedis
+) -> None:
+    """The flood guard asked Redis for every submission and every MCP question: with Redis paused or gone, each
+    one was a 500. Counted in the database while it is out, in Redis again once it answers."""
+    settings = Settings(data_dir=sqlite_settings.data_dir, redis_url=own_redis.url, site_secret="test secret " * 4,
+                        trusted_proxies=("127.0.0.1/32",))
+    keys = redis.Redis.from_url(own_redis.url)
+    # One client, so one event loop, as one web process has; each sender is named as the site's proxy names it.
+    with TestClient(create_app(settings), base_url="https://testserver", client=("127.0.0.1", 40000)) as site:
+
+        def submit(network: str, content: bytes) -> int:
+            return site.post(SUBMIT, content=content, headers={**JSON, "X-Forwarded-For": network}).status_code
+
+        wait_for_a_fresh_minute()
+        assert submit("203.0.113.40", body(a_run("redis answers"))) == 201
+        assert keys.keys("canitbuy:submission-flood:*"), "counted in Redis while it answers"
+        own_redis.pause()
+        assert submit("203.0.113.41", body(a_run("redis out"))) == 201
+        flood = [submit("198.51.100.50", b'{"spec": 1}') for _ in range(PER_MINUTE + 1)]
+        assert flood == [400] * PER_MINUTE + [429], "the flood is still refused, counted in the database"
+        own_redis.resume()
+        keys.flushdb()
+        time.sleep(RETRY_REDIS_SECONDS + 0.5)
+        assert submit("203.0.113.42", body(a_run("redis back"))) == 201
+        assert keys.keys("canitbuy:submission-flood:*"), "counted in Redis again once it answers"
 
 
 def test_nothing_a_submitter_sent_as_markup_control_or_credential_is_published_or_logged(
