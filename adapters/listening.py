@@ -7,10 +7,26 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
+from pathlib import Path
 from urllib.parse import urlsplit
 
 CONNECT_SECONDS = 5
 """How long the database may take to answer at start."""
+
+
+def data_dir_problem(path: Path) -> str | None:
+    """Why the data folder cannot be used (made if missing, then written to), in one line, or None when it can."""
+    where = f"the data folder {path} (CANITBUY_DATA_DIR)"
+    if path.exists() and not path.is_dir():
+        return f"{where} is not a folder"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as error:
+        return f"{where} cannot be used: {reason(error)}"
+    return None
 
 
 def address(host: str, port: int) -> str:

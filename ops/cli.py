@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -68,8 +69,20 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def one_line(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.filename and error.errno:  # the file and the system's words for why
+        return f"{error.filename}: {os.strerror(error.errno).lower()}"
     text = str(error).strip().splitlines()
     return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+
+
+def _data_dir_problem() -> str | None:
+    """When a command failed on a file: whether the data folder is the cause (a file where it should be, a path
+    that cannot be made), said as such rather than as the file the command happened to open first."""
+    from pathlib import Path
+
+    from adapters.listening import data_dir_problem
+
+    return data_dir_problem(Path(os.environ.get("CANITBUY_DATA_DIR", "").strip() or "var"))
 
 
 def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
@@ -86,7 +99,9 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
         print("canitbuy: interrupted", file=sys.stderr)
         return 130
     except Exception as error:  # noqa: BLE001 - the promise is one line, even for what no handler foresaw
-        print(f"canitbuy: {args.command} failed: {one_line(error)}", file=sys.stderr)
+        problem = _data_dir_problem() if isinstance(error, OSError) else None
+        print(f"canitbuy: {args.command}: {problem}" if problem else
+              f"canitbuy: {args.command} failed: {one_line(error)}", file=sys.stderr)
         return 1
     return int(result or 0)
 

@@ -22,13 +22,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import uvicorn
 
-    from adapters.listening import address, database_problem, listen, reason
+    from adapters.listening import address, data_dir_problem, database_problem, listen, reason
     from adapters.settings import Settings, SettingsError
     from web.app import create_app
     from web.staff.session import SecretError, load_or_create_secret
 
     try:
         settings = Settings.from_env()
+        problem = data_dir_problem(settings.data_dir)
+        if problem:
+            print(f"canitbuy: web serve: {problem}", file=sys.stderr)
+            return 1
         # a short or empty secret stops the start here, in one line, rather than in the app's lifespan
         load_or_create_secret(settings.site_secret, settings.data_dir)
     except (SettingsError, SecretError) as error:

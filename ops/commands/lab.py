@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from adapters.listening import address, listen, reason
+from adapters.listening import address, data_dir_problem, listen, reason
 from ops import arguments
 from ops.cli import CommandError
 from ops.commands import HELP, Subcommands
@@ -166,6 +166,9 @@ def serve_lab(args: argparse.Namespace) -> int:
     from lab.receipts import ReceiptKey, load_or_create_seed
 
     settings = Settings.from_env()
+    problem = data_dir_problem(settings.data_dir)
+    if problem:
+        raise CommandError(f"lab serve: {problem}")
     key_file = args.receipt_key or settings.data_dir / RECEIPT_KEY_FILE
     seed = load_or_create_seed(key_file)
     limits = _limits(args, settings)

@@ -164,6 +164,27 @@ def test_a_dead_redis_is_one_line_at_once(command: list[str], tmp_path: Path) ->
     assert time.monotonic() - started < 30, "no retries a second apart"
 
 
+DATA_DIR_COMMANDS = [["web", "serve", "--port", "0"], ["lab", "serve", "--port", "0"],
+                     ["week", "show", "--week", "2026-W49"], ["check"], ["db", "migrate"],
+                     ["run", "--station", "s01", "--model", "baseline-robust"]]
+
+
+@pytest.mark.parametrize("command", DATA_DIR_COMMANDS, ids=lambda c: " ".join(c[:2]))
+@pytest.mark.parametrize("kind", ["a file", "under a file"])
+def test_a_data_folder_that_cannot_be_used_is_one_line(command: list[str], kind: str, tmp_path: Path) -> None:
+    """The servers wrote a traceback; the other commands, the first file they happened to open."""
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a folder")
+    folder = a_file if kind == "a file" else a_file / "var"
+    if command[-1] == "0":
+        command = [*command[:-1], str(free_port())]
+    line = one_line(canitbuy(command, tmp_path, timeout=60, CANITBUY_DATA_DIR=str(folder)), 1)
+    said = "is not a folder" if kind == "a file" else "cannot be used: not a directory"
+    assert line == f"canitbuy: {' '.join(command[:2]) if command[0] in ('web', 'lab') else command[0]}: " \
+                   f"the data folder {folder} (CANITBUY_DATA_DIR) {said}", line
+    assert a_file.read_text() == "not a folder"
+
+
 @pytest.mark.parametrize("command", [["worker"], ["week", "run", "--models", "baseline-robust", "--stations", "s01"]])
 def test_a_redis_that_accepts_and_never_answers_is_one_line(command: list[str], tmp_path: Path) -> None:
     """arq pings with no read time-out: a Redis that accepted the connection and said nothing held both forever."""
