@@ -5,7 +5,8 @@ domain/testsets/canitbuy-course-2.1.csv), or ARC's arc-100.json (`{"name", "vers
 UTF-8 with or without a byte order mark. A bare file name (no directory part) not found is looked up in
 domain/testsets/. Which test set it is follows from its ids, and every id must be one of that test set's (an
 export of unknown ids would be refused anyway). An ARC-100 row must also name the frozen set's host and
-product_url for its id: the id names a store, and a file cannot lend it to another. Every error names the file,
+product_url for its id: the id names a store, and a file cannot lend it to another; a course row's host and
+product_url must be on the station its id names. Every error names the file,
 and the row when it is about one.
 
 Our course's rows name the public lab (`sNN.lab.canitbuy.com`); they are pointed at the lab this command runs
@@ -75,10 +76,9 @@ def read_test_set(name: str) -> TestSet:
         if item.id in seen:
             raise TestSetError(f"{path}: {where}: {item.id} appears twice")
         seen.add(item.id)
-        if set_name == ARC_TEST_SET:
-            problem = differs_from_frozen(item, known[item.id])
-            if problem:
-                raise TestSetError(f"{path}: {where}: {problem}")
+        problem = differs_from_frozen(item, known[item.id]) if set_name == ARC_TEST_SET else other_station(item)
+        if problem:
+            raise TestSetError(f"{path}: {where}: {problem}")
     return TestSet(set_name, [item for _, item in rows])
 
 
@@ -95,6 +95,20 @@ def differs_from_frozen(item: TestItem, frozen: TestItem) -> str | None:
     if item.product_url.strip() != frozen.product_url:
         return (f"product_url {item.product_url!r} is not {frozen.product_url!r}, the product_url of {item.id} "
                 f"in {ARC_TEST_SET}")
+    return None
+
+
+def other_station(item: TestItem) -> str | None:
+    """Why a course row would run another station than its id names (its host or its product address on another
+    station, or on no station at all), or None. The id is what the result is recorded and scored under: a row
+    `s01` whose product_url is on s05 would put s05's outcome in s01's cell. The address may be on the public lab
+    or on any lab's domain (the station is the first label of its host)."""
+    host = host_key(item.host.strip())
+    if host.partition(".")[0] != item.id:
+        return f"host {item.host!r} is not on station {item.id}, which the row's id names"
+    product_host = (urlsplit(item.product_url.strip()).hostname or "").lower()
+    if product_host.partition(".")[0] != item.id:
+        return f"product_url {item.product_url!r} is not on station {item.id}, which the row's id names"
     return None
 
 

@@ -85,6 +85,34 @@ def test_hosts_compare_as_arc_compares_them(tmp_path: Path) -> None:
     assert "row 4: host 'shop." in refused(write_csv(tmp_path / "other.csv", rows))
 
 
+def course_rows() -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO((BUNDLED / "canitbuy-course-2.1.csv").read_text(encoding="utf-8"))))
+
+
+def test_a_course_row_runs_the_station_its_id_names(tmp_path: Path) -> None:
+    """A row's id is the cell its result is recorded under: `s01` pointed at s05 would score s05's run as s01."""
+    rows = course_rows()
+    rows[0]["product_url"] = "https://s05.lab.canitbuy.com/products/aero-run-2"
+    path = write_csv(tmp_path / "lent.csv", rows)
+    assert refused(path) == (f"{path}: row 2: product_url 'https://s05.lab.canitbuy.com/products/aero-run-2' is not "
+                             "on station s01, which the row's id names")
+    rows = course_rows()
+    rows[2]["host"] = "s04.lab.canitbuy.com"
+    path = write_csv(tmp_path / "host.csv", rows)
+    assert refused(path) == (f"{path}: row 4: host 's04.lab.canitbuy.com' is not on station s03, which the row's id "
+                             "names")
+    rows = course_rows()
+    rows[1]["product_url"] = "https://example.com/products/aero-run-2"
+    assert "row 3: product_url 'https://example.com/products/aero-run-2' is not on station s02" in refused(
+        write_csv(tmp_path / "elsewhere.csv", rows))
+    # A lab of one's own, on its domain and port, is the same station.
+    rows = course_rows()[:3]
+    for row in rows:
+        row["host"] = f"{row['id']}.lab.localhost"
+        row["product_url"] = f"http://{row['id']}.lab.localhost:8700/products/aero-run-2"
+    assert [i.id for i in read_test_set(str(write_csv(tmp_path / "local.csv", rows))).items] == ["s01", "s02", "s03"]
+
+
 def test_a_csv_saved_by_excel_with_a_byte_order_mark_reads(tmp_path: Path) -> None:
     path = write_csv(tmp_path / "excel.csv", arc_rows(), bom=True)
     assert path.read_bytes().startswith(b"\xef\xbb\xbf")
