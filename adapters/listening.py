@@ -5,6 +5,7 @@ import one another."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import tempfile
@@ -50,6 +51,27 @@ def reason(error: BaseException) -> str:
         text = (getattr(error, "strerror", None) or str(error)).partition(" (while attempting")[0].strip()
     text = text or type(error).__name__
     return text[:1].lower() + text[1:]
+
+
+SQLITE_FILES = ("canitbuy.sqlite3", "readmodels.sqlite3", "leases.sqlite3")
+"""The embedded default's databases in the data folder: the record, the read models and the runs' leases."""
+
+
+def sqlite_problem(data_dir: Path) -> str | None:
+    """Why one of the embedded default's SQLite files in `data_dir` cannot be read (a file that is not a database,
+    a damaged header), in one line naming it, or None. Read-only: a file that is not there is made later."""
+    import sqlite3
+
+    for name in SQLITE_FILES:
+        path = data_dir / name
+        if not path.exists():
+            continue
+        try:
+            with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+                db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error as error:
+            return f"the database {path} (SQLite) cannot be read: {error}"
+    return None
 
 
 def database_problem(url: str | None, seconds: float = CONNECT_SECONDS) -> str | None:

@@ -75,14 +75,19 @@ def one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
 
 
-def _data_dir_problem() -> str | None:
-    """When a command failed on a file: whether the data folder is the cause (a file where it should be, a path
-    that cannot be made), said as such rather than as the file the command happened to open first."""
+def _data_dir_problem(error: Exception) -> str | None:
+    """When a command failed on a file or a database: whether the data folder is the cause (a file where it
+    should be, a path that cannot be made, an embedded database that is not one), said as such rather than as
+    the file the command happened to open first or SQLite's words alone."""
+    import sqlite3
     from pathlib import Path
 
-    from adapters.listening import data_dir_problem
+    from adapters.listening import data_dir_problem, sqlite_problem
 
-    return data_dir_problem(Path(os.environ.get("CANITBUY_DATA_DIR", "").strip() or "var"))
+    if not isinstance(error, OSError | sqlite3.DatabaseError):
+        return None
+    folder = Path(os.environ.get("CANITBUY_DATA_DIR", "").strip() or "var")
+    return data_dir_problem(folder) if isinstance(error, OSError) else sqlite_problem(folder)
 
 
 def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
@@ -99,7 +104,7 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
         print("canitbuy: interrupted", file=sys.stderr)
         return 130
     except Exception as error:  # noqa: BLE001 - the promise is one line, even for what no handler foresaw
-        problem = _data_dir_problem() if isinstance(error, OSError) else None
+        problem = _data_dir_problem(error)
         print(f"canitbuy: {args.command}: {problem}" if problem else
               f"canitbuy: {args.command} failed: {one_line(error)}", file=sys.stderr)
         return 1

@@ -22,7 +22,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import uvicorn
 
-    from adapters.listening import address, data_dir_problem, database_problem, listen, reason
+    from adapters.listening import address, data_dir_problem, database_problem, listen, reason, sqlite_problem
     from adapters.settings import Settings, SettingsError
     from web.app import create_app
     from web.staff.session import SecretError, load_or_create_secret
@@ -45,7 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"canitbuy: web serve: cannot listen on {where}: {reason(error)}", file=sys.stderr)
         return 1
     with listener:
-        problem = database_problem(settings.database_url)
+        problem = database_problem(settings.database_url) or (
+            None if settings.database_url else sqlite_problem(settings.data_dir))
         if problem:
             print(f"canitbuy: web serve: {problem}", file=sys.stderr)
             return 1

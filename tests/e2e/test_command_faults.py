@@ -1,12 +1,14 @@
 """Commands given what the world refuses them (a port that does not exist or is taken, a host that is not this
-machine's, a database or a Redis that does not answer, no terminal to type a password at) say so in one line on
+machine's, a database or a Redis that does not answer or stops answering, a data folder or an embedded database
+that cannot be used, no terminal to type a password at) say so in one line on
 stderr starting with "canitbuy", exit 1 (2 for a usage error), never a traceback or a library's log.
 
 Before: `web serve --port 99999` announced 99999 and listened on 34463; a busy port or a bad host was uvicorn's
 log and exit 3; a dead database was 71 lines after 50 s; `lab serve` with a dead Redis started and answered 500
 to every request; a dead Redis was five arq retry warnings before the error; `worker --check` said
 "TimeoutError: " of a database it could not reach; `staff add` with no terminal was a GetPassWarning and a bare
-EOFError. Each case runs the command as typed, in its own process (its own session: no terminal to fall back
+EOFError; a worker whose Redis went silent idled forever; a data folder that is a file, or a SQLite file that is not
+a database, was web serve's traceback. Each case runs the command as typed, in its own process (its own session: no terminal to fall back
 on), against a fresh data dir.
 """
 
@@ -183,6 +185,29 @@ def test_a_data_folder_that_cannot_be_used_is_one_line(command: list[str], kind:
     assert line == f"canitbuy: {' '.join(command[:2]) if command[0] in ('web', 'lab') else command[0]}: " \
                    f"the data folder {folder} (CANITBUY_DATA_DIR) {said}", line
     assert a_file.read_text() == "not a folder"
+
+
+RUN = ["run", "--station", "s01", "--model", "baseline-robust"]
+BROKEN_DATABASES = [(c, "canitbuy.sqlite3") for c in DATA_DIR_COMMANDS if c[0] not in ("lab", "db")] + [
+    (RUN, "leases.sqlite3"), (["db", "migrate"], "readmodels.sqlite3"), (["web", "serve", "--port", "0"],
+                                                                        "readmodels.sqlite3")]
+
+
+@pytest.mark.parametrize(("command", "name"), BROKEN_DATABASES,
+                         ids=lambda v: v.split(".")[0] if isinstance(v, str) else v[0])
+def test_an_embedded_database_that_is_not_one_is_one_line_naming_it(command: list[str], name: str,
+                                                                      tmp_path: Path) -> None:
+    """web serve wrote uvicorn's traceback from the app's start; the other commands 'DatabaseError: file is not a
+    database', without saying which file. The file is left as it was, for whoever restores it."""
+    broken = tmp_path / name
+    broken.write_bytes(b"not a database, and longer than SQLite's header of one hundred bytes " * 3)
+    before = broken.read_bytes()
+    if command[-1] == "0":
+        command = [*command[:-1], str(free_port())]
+    line = one_line(canitbuy(command, tmp_path, timeout=60), 1)
+    named = " ".join(command[:2]) if command[0] == "web" else command[0]
+    assert line == f"canitbuy: {named}: the database {broken} (SQLite) cannot be read: file is not a database", line
+    assert broken.read_bytes() == before
 
 
 @pytest.mark.parametrize("command", [["worker"], ["week", "run", "--models", "baseline-robust", "--stations", "s01"]])
