@@ -8,8 +8,8 @@ log and exit 3; a dead database was 71 lines after 50 s; `lab serve` with a dead
 to every request; a dead Redis was five arq retry warnings before the error; `worker --check` said
 "TimeoutError: " of a database it could not reach; `staff add` with no terminal was a GetPassWarning and a bare
 EOFError; a worker whose Redis went silent idled forever; a data folder that is a file, or a SQLite file that is not
-a database, was web serve's traceback. Each case runs the command as typed, in its own process (its own session: no terminal to fall back
-on), against a fresh data dir.
+a database, was web serve's traceback. Each case runs the command as typed, in its own process (its own session:
+no terminal to fall back on), against a fresh data dir.
 """
 
 from __future__ import annotations
