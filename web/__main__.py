@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -52,12 +54,55 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         print(f"canitbuy web: http://{where}/ (staff desk at /staff/)", flush=True)
         # One process: the site keeps its read models caught up from a single loop (see web/data.py).
-        config = uvicorn.Config(create_app(settings), host=args.host, port=args.port, log_level="info",
+        started = Startup(create_app(settings))
+        config = uvicorn.Config(started, host=args.host, port=args.port, log_level="info",
                                 proxy_headers=False, server_header=False)  # the app reads the proxy's (web/proxy.py)
+        logging.getLogger("uvicorn.error").addFilter(started.unsaid)
         # Ctrl-C: uvicorn stops gracefully, then raises the SIGINT it caught again once it is done; that is the stop.
-        with contextlib.suppress(KeyboardInterrupt):
+        with contextlib.suppress(KeyboardInterrupt, SystemExit):  # SystemExit: uvicorn's own, when the start failed
             uvicorn.Server(config).run(sockets=[listener])
+    if started.failed:
+        print(f"canitbuy: web serve: the site could not start: {started.failed}", file=sys.stderr)
+        return 1
     return 0
+
+
+class Startup:
+    """The site with its start (the ASGI lifespan: the record opened, the read models migrated and caught up)
+    said in one line when it fails (a database user that may not create the tables, ...), where Starlette hands
+    uvicorn the traceback to log and uvicorn exits 3."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.failed: str | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "lifespan":
+            await self.app(scope, receive, send)
+            return
+
+        async def sending(message: Any) -> None:
+            if message["type"] == "lifespan.startup.failed":
+                message = {**message, "message": ""}  # the traceback: said in one line once the error is caught
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception as error:
+            if self.failed is None:
+                self.failed = _one_line(error)
+            raise
+
+    def unsaid(self, record: logging.LogRecord) -> bool:
+        """uvicorn's own words for the failure: ours are said instead."""
+        return not (self.failed is not None and record.getMessage().startswith("Application startup failed"))
+
+
+def _one_line(error: BaseException) -> str:
+    """The error's first line, through what wrapped it (eventsourcing's ProgrammingError around psycopg's)."""
+    cause = error.__cause__ or error
+    lines = str(cause).strip().splitlines() or [type(cause).__name__]
+    return lines[0]
 
 
 if __name__ == "__main__":

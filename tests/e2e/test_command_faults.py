@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import pytest
@@ -126,6 +127,30 @@ def test_web_serve_with_a_database_that_hangs_is_one_line(tmp_path: Path) -> Non
                                  CANITBUY_DATABASE_URL=f"postgresql://someone:hunter2secret@127.0.0.1:{port}/x"), 1)
     assert line == (f"canitbuy: web serve: cannot reach the database (PostgreSQL at 127.0.0.1:{port}): no answer "
                     "within 5 s")
+
+
+@pytest.mark.postgres
+def test_web_serve_whose_database_user_may_not_make_the_tables_is_one_line(tmp_path: Path, postgres_url: str) -> None:
+    """The database answers, so the check before uvicorn passes; the site's own start (migrations) then fails.
+    That was Starlette's traceback in uvicorn's log and exit 3."""
+    import psycopg
+
+    role = f"reader_{os.getpid()}_{free_port()}"
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'hunter2secret'")
+        admin.execute(f"REVOKE CREATE ON SCHEMA public FROM PUBLIC, {role}")
+    try:
+        parts = urlsplit(postgres_url)
+        url = urlunsplit(parts._replace(netloc=f"{role}:hunter2secret@{parts.hostname}:{parts.port or 5432}"))
+        done = canitbuy(["web", "serve", "--port", str(free_port())], tmp_path, timeout=60, CANITBUY_DATABASE_URL=url)
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(f"DROP OWNED BY {role}")
+            admin.execute(f"DROP ROLE {role}")
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr and "hunter2secret" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == ("canitbuy: web serve: the site could not start: permission "
+                                                    "denied for schema public"), done.stderr
 
 
 @pytest.mark.parametrize("given", ["environment", "option"])
