@@ -22,6 +22,7 @@ from typing import Any
 
 import psycopg
 
+from adapters.private_files import private_dir
 from adapters.settings import Settings
 
 Clock = Callable[[], float]
@@ -139,7 +140,7 @@ def open_leases(settings: Settings, *, clock: Clock | None = None) -> SqlLeaseSt
     if settings.database_url:
         url = settings.database_url.split("?", 1)[0]
         return SqlLeaseStore(lambda: _postgres_connect(url), _PG_NOW, named=True, clock=clock)
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(settings.data_dir)
     # A file of its own: lease heartbeats never wait behind the event store's write lock.
     path = settings.data_dir / "leases.sqlite3"
     return SqlLeaseStore(lambda: _sqlite_connect(path), _SQLITE_NOW, named=False, clock=clock)

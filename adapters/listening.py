@@ -12,6 +12,8 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from adapters.private_files import private_dir
+
 CONNECT_SECONDS = 5
 """How long the database may take to answer at start."""
 
@@ -22,7 +24,7 @@ def data_dir_problem(path: Path) -> str | None:
     if path.exists() and not path.is_dir():
         return f"{where} is not a folder"
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        private_dir(path)  # the owner's alone, as the site and the worker would make it
         with tempfile.TemporaryFile(dir=path):
             pass
     except OSError as error:
