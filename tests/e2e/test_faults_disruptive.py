@@ -19,6 +19,7 @@ from conftest import LocalLab, start_worker, stop_worker, worker_env
 from adapters.readmodels import ReadModels
 from adapters.settings import Settings
 from adapters.wiring import Runtime, build_runtime
+from domain.projections.facts import RunFact
 from domain.week.weeks import week_of
 from workers.arq_app import QUEUE, enqueue_runs, queue_pool, requeue_open_runs
 from workers.ledger import RunLedger
@@ -126,8 +127,16 @@ def test_runs_queued_when_redis_restarts_are_found_again_in_the_log(
         wait_for(lambda: all(s.is_over for s in ledger.refresh().of(run_ids)), 180, "both runs")
     finally:
         stop_worker(worker)
-    assert [s.status for s in ledger.of(run_ids)] == ["finished", "finished"]
+    runs = ledger.of(run_ids)
+    assert [s.status for s in runs] == ["finished", "finished"], _why(runs, tmp_path / "worker.log")
     assert len(events(runtime, "Run.Started")) == 2
+
+
+def _why(runs: list[RunFact], log: Path) -> str:
+    """What a failure here needs to be understood from CI's output alone: each run's cause and the worker's log."""
+    causes = "; ".join(f"{r.status} ({r.cut_short_cause}: {r.cut_short_detail})" for r in runs)
+    tail = "\n".join(log.read_text(errors="replace").splitlines()[-40:]) if log.exists() else "(no log)"
+    return f"{causes}\nthe worker's log, last lines:\n{tail}"
 
 
 def _pings(client: redis.Redis) -> bool:
