@@ -150,18 +150,26 @@ async def requeue_open_runs(ledger: RunLedger, pool: ArqRedis) -> int:
 async def schedule_tick(ctx: dict[str, Any]) -> str:
     """Reap lapsed leases, do what the schedule says is due, and requeue open runs."""
     res: Resources = ctx["resources"]
-    await anyio.to_thread.run_sync(reap, res.runtime, res.leases)
+    await _reap_here(res)
     summary = await scheduled_catch_up(ctx, res.runtime.record.clock())
     ledger: RunLedger = ctx.setdefault("ledger", RunLedger(res.runtime.record))
     requeued = await requeue_open_runs(ledger, ctx["redis"])
     return f"{summary}; {requeued} requeued"
 
 
+async def _reap_here(res: Resources) -> list[str]:
+    """The reaper as this worker runs it (in a thread): never on the runs it is executing itself, as they are
+    now (a copy taken on the event loop, which alone changes the set)."""
+    executing = frozenset(res.executing)
+    return await anyio.to_thread.run_sync(
+        lambda: reap(res.runtime, res.leases, holder=res.worker_name, executing=executing))
+
+
 async def _reap_forever(res: Resources) -> None:
     while True:
         await asyncio.sleep(res.lease_seconds)
         try:
-            await anyio.to_thread.run_sync(reap, res.runtime, res.leases)
+            await _reap_here(res)
         except Exception:  # noqa: BLE001 - the database may be restarting; the next round tries again
             log.warning("reaping lapsed leases failed", exc_info=True)
 

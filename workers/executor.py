@@ -64,8 +64,12 @@ async def execute_run(ctx: dict[str, Any], run_id: str) -> str:
         if run.status == "running":
             await recorder.cut_short("our_error", LOST_WORKER, steps=run.steps_recorded, seconds=0.0)
             return "cut_short"
-        async with _heartbeat(res, run_id):
-            outcome = await _execute(res, run, recorder)
+        res.executing.add(run_id)
+        try:
+            async with _heartbeat(res, run_id):
+                outcome = await _execute(res, run, recorder)
+        finally:
+            res.executing.discard(run_id)
     finally:
         await anyio.to_thread.run_sync(res.leases.release, run_id, res.worker_name)
     return outcome

@@ -2,11 +2,15 @@
 is never left `running` and is never a result. The Monday repeat (workers/plan.py) runs the cell again.
 
 It runs at worker start and then every lease period (arq workers), and before `week run` executes anything.
+A worker never reaps a run it is itself executing: its lease lapsed because a renewal came late (a loaded machine,
+a database restarting), not because the worker was lost, and the next renewal restores it. Another worker, which
+cannot tell a late heartbeat from a dead one, still may.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Container
 from functools import partial
 from uuid import UUID
 
@@ -21,10 +25,16 @@ from workers.leases import LeaseStore
 log = logging.getLogger("canitbuy.reaper")
 
 
-def reap(runtime: Runtime, leases: LeaseStore) -> list[str]:
-    """Cut short every running run whose lease lapsed; returns their ids (synchronous: use a thread)."""
+def reap(runtime: Runtime, leases: LeaseStore, *, holder: str | None = None,
+         executing: Container[str] = ()) -> list[str]:
+    """Cut short every running run whose lease lapsed, except those `holder` (this worker) is executing;
+    returns their ids (synchronous: use a thread)."""
     reaped = []
     for lapsed in leases.lapsed():
+        if lapsed.holder == holder and lapsed.run_id in executing:
+            log.warning("run %s: its lease lapsed while this worker executes it (a late renewal); kept",
+                        lapsed.run_id)
+            continue
         run = with_retries(partial(runtime.record.get_run, UUID(lapsed.run_id)), "loading a run")
         if run.status == "running":
             log.warning("run %s: the lease of %s lapsed; cutting the run short", lapsed.run_id, lapsed.holder)

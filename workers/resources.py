@@ -67,6 +67,8 @@ class Resources:
     _lock: anyio.Lock = field(default_factory=anyio.Lock)
     media_limiter: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MEDIA_AT_ONCE))
     _after: set[asyncio.Task[None]] = field(default_factory=set)
+    executing: set[str] = field(default_factory=set)
+    """Runs this process holds the lease of and is executing now: its own reaper leaves them (workers/reaper.py)."""
 
     def after_run(self, work: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Work an ended run leaves that needs no browser (its trace and screens into the blob store): started now,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import Iterator
@@ -82,6 +83,48 @@ def test_a_lapsed_lease_cuts_the_run_short_as_our_error(runtime: Runtime) -> Non
     assert run.status == "cut_short"
     cut = [e for e in runtime.record.read_log(limit=10_000) if e.name == "Run.CutShort"]
     assert [e.payload.cause for e in cut] == ["our_error"]
+
+
+def test_a_worker_never_reaps_the_run_it_is_executing_when_its_renewal_is_late(runtime: Runtime) -> None:
+    (run_id,) = schedule_course(runtime, WEEK, ["baseline-robust"], requested_by="test", stations=["s01"])
+    leases = open_leases(runtime.settings)
+    leases.acquire(str(run_id), "here:1", 0.2)
+    runtime.record.start_run(run_id, worker="here:1", browser_version="-", agent_version="-")
+    time.sleep(0.4)
+    assert reap(runtime, leases, holder="here:1", executing={str(run_id)}) == []
+    assert runtime.record.get_run(run_id).status == "running"
+    assert leases.renew(str(run_id), "here:1", 30), "the late renewal restores the lease"
+    assert reap(runtime, leases) == [], "renewed, it is no longer lapsed for anyone"
+    leases.acquire(str(run_id), "here:1", 0.2)
+    time.sleep(0.4)
+    assert reap(runtime, leases, holder="elsewhere:2", executing={str(run_id)}) == [str(run_id)], \
+        "another worker cannot tell a late heartbeat from a dead one"
+
+
+def test_a_run_whose_renewals_are_always_late_still_finishes_in_its_own_worker(
+    runtime: Runtime, local_lab: LocalLab
+) -> None:
+    """The lease's clock runs 20 times as fast as the worker's: each 1 s lease has lapsed long before its renewal
+    (every third of a second of the worker's time) and the worker's reaper (every second) finds it lapsed, as a
+    loaded machine makes a short lease lapse. The run is this worker's own, so it finishes."""
+    from workers.arq_app import _reap_forever
+
+    (run_id,) = schedule_course(runtime, WEEK, ["baseline-robust"], requested_by="test", stations=["s01"])
+    began = time.time()
+    leases = open_leases(runtime.settings, clock=lambda: began + (time.time() - began) * 20)
+
+    async def go() -> str:
+        res = build_resources(runtime, leases, lab_url=local_lab.services.lab_url, directory_url=None,
+                              lease_seconds=1.0)
+        reaper = asyncio.ensure_future(_reap_forever(res))
+        try:
+            return await execute_run({"resources": res}, str(run_id))
+        finally:
+            reaper.cancel()
+            await res.aclose()
+
+    assert anyio.run(go) == "passed"
+    assert runtime.record.get_run(run_id).status == "finished"
 
 
 def test_a_browser_crash_is_our_error_and_the_next_run_gets_a_new_browser(
