@@ -51,28 +51,31 @@ async def execute_run(ctx: dict[str, Any], run_id: str) -> str:
     if held is not None:
         log.warning("run %s not started: %s", run.id, held)
         return f"skipped: {held}"
-    leased = await anyio.to_thread.run_sync(res.leases.acquire, run_id, res.worker_name, res.lease_seconds)
-    if not leased:
-        return "skipped: leased elsewhere"
+    if run_id in res.executing:
+        # Delivered again while this worker executes it. The lease is this worker's already (acquire is re-entrant
+        # for a retried job), so going on would find the run `running` and cut its own live run short.
+        return "skipped: executing here"
+    res.executing.add(run_id)  # no await since the check: a second delivery cannot slip between them
     try:
-        # Loaded again under the lease: another worker may have executed the run (and let its lease go) between
-        # the first look and this lease. The recorder keeps this load for the run's first change.
-        recorder = res.runtime.recorder(rid)
-        run = await recorder.current()
-        if run.is_over:
-            return f"skipped: {run.status}"
-        if run.status == "running":
-            await recorder.cut_short("our_error", LOST_WORKER, steps=run.steps_recorded, seconds=0.0)
-            return "cut_short"
-        res.executing.add(run_id)
+        leased = await anyio.to_thread.run_sync(res.leases.acquire, run_id, res.worker_name, res.lease_seconds)
+        if not leased:
+            return "skipped: leased elsewhere"
         try:
+            # Loaded again under the lease: another worker may have executed the run (and let its lease go)
+            # between the first look and this lease. The recorder keeps this load for the run's first change.
+            recorder = res.runtime.recorder(rid)
+            run = await recorder.current()
+            if run.is_over:
+                return f"skipped: {run.status}"
+            if run.status == "running":
+                await recorder.cut_short("our_error", LOST_WORKER, steps=run.steps_recorded, seconds=0.0)
+                return "cut_short"
             async with _heartbeat(res, run_id):
-                outcome = await _execute(res, run, recorder)
+                return await _execute(res, run, recorder)
         finally:
-            res.executing.discard(run_id)
+            await anyio.to_thread.run_sync(res.leases.release, run_id, res.worker_name)
     finally:
-        await anyio.to_thread.run_sync(res.leases.release, run_id, res.worker_name)
-    return outcome
+        res.executing.discard(run_id)
 
 
 async def spend_hold(ctx: dict[str, Any], res: Resources, run: Run) -> str | None:

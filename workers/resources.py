@@ -68,7 +68,8 @@ class Resources:
     media_limiter: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(MEDIA_AT_ONCE))
     _after: set[asyncio.Task[None]] = field(default_factory=set)
     executing: set[str] = field(default_factory=set)
-    """Runs this process holds the lease of and is executing now: its own reaper leaves them (workers/reaper.py)."""
+    """Runs this process is executing now (from taking the lease to letting it go): its own reaper leaves them
+    (workers/reaper.py), and a second delivery of one is skipped (workers/executor.py)."""
 
     def after_run(self, work: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Work an ended run leaves that needs no browser (its trace and screens into the blob store): started now,

@@ -64,6 +64,24 @@ def test_a_run_executes_once_however_often_it_is_delivered(runtime: Runtime, loc
     assert run.status == "finished" and run.steps_recorded >= 3
 
 
+def test_a_run_delivered_again_while_it_executes_is_skipped_not_cut_short(
+    runtime: Runtime, local_lab: LocalLab
+) -> None:
+    (run_id,) = schedule_course(runtime, WEEK, ["baseline-robust"], requested_by="test", stations=["s01"])
+
+    async def at_once() -> list[str]:
+        res = resources_for(runtime, local_lab)
+        try:
+            return list(await asyncio.gather(execute_run({"resources": res}, str(run_id)),
+                                             execute_run({"resources": res}, str(run_id))))
+        finally:
+            await res.aclose()
+
+    assert sorted(anyio.run(at_once)) == ["passed", "skipped: executing here"]
+    run = runtime.record.get_run(run_id)
+    assert run.status == "finished" and run.attempt == 1
+
+
 def test_a_run_leased_by_another_worker_is_left_alone(runtime: Runtime, local_lab: LocalLab) -> None:
     (run_id,) = schedule_course(runtime, WEEK, ["baseline-robust"], requested_by="test", stations=["s01"])
     open_leases(runtime.settings).acquire(str(run_id), "elsewhere:1", 30)
