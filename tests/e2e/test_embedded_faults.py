@@ -17,7 +17,7 @@ from conftest import LocalLab, kill_chromium
 from adapters.settings import Settings
 from adapters.wiring import Runtime, build_runtime
 from workers.executor import execute_run
-from workers.leases import open_leases
+from workers.leases import SqlLeaseStore, open_leases
 from workers.ledger import RunLedger
 from workers.plan import schedule_course
 from workers.pool import EmbeddedPool
@@ -34,9 +34,20 @@ def runtime(local_lab: LocalLab, tmp_path: Path) -> Iterator[Runtime]:
         yield rt
 
 
-def resources_for(runtime: Runtime, local_lab: LocalLab, lease_seconds: float = 30) -> Resources:
-    return build_resources(runtime, open_leases(runtime.settings), lab_url=local_lab.services.lab_url,
+def resources_for(runtime: Runtime, local_lab: LocalLab, lease_seconds: float = 30,
+                  leases: SqlLeaseStore | None = None) -> Resources:
+    return build_resources(runtime, leases or open_leases(runtime.settings), lab_url=local_lab.services.lab_url,
                            directory_url=None, lease_seconds=lease_seconds)
+
+
+def started_with_lapsed_lease(runtime: Runtime, holder: str) -> tuple[UUID, SqlLeaseStore]:
+    """An s01 run started by `holder`, whose lease (0.2 s) has lapsed."""
+    (run_id,) = schedule_course(runtime, WEEK, ["baseline-robust"], requested_by="test", stations=["s01"])
+    leases = open_leases(runtime.settings)
+    leases.acquire(str(run_id), holder, 0.2)
+    runtime.record.start_run(run_id, worker=holder, browser_version="-", agent_version="-")
+    time.sleep(0.4)
+    return run_id, leases
 
 
 async def execute(res: Resources, *run_ids: UUID) -> list[str]:
@@ -90,11 +101,7 @@ def test_a_run_leased_by_another_worker_is_left_alone(runtime: Runtime, local_la
 
 
 def test_a_lapsed_lease_cuts_the_run_short_as_our_error(runtime: Runtime) -> None:
-    (run_id,) = schedule_course(runtime, WEEK, ["baseline-robust"], requested_by="test", stations=["s01"])
-    leases = open_leases(runtime.settings)
-    leases.acquire(str(run_id), "killed:1", 0.2)
-    runtime.record.start_run(run_id, worker="killed:1", browser_version="-", agent_version="-")
-    time.sleep(0.4)
+    run_id, leases = started_with_lapsed_lease(runtime, "killed:1")
     assert reap(runtime, leases) == [str(run_id)]
     assert reap(runtime, leases) == []
     run = runtime.record.get_run(run_id)
@@ -104,11 +111,7 @@ def test_a_lapsed_lease_cuts_the_run_short_as_our_error(runtime: Runtime) -> Non
 
 
 def test_a_worker_never_reaps_the_run_it_is_executing_when_its_renewal_is_late(runtime: Runtime) -> None:
-    (run_id,) = schedule_course(runtime, WEEK, ["baseline-robust"], requested_by="test", stations=["s01"])
-    leases = open_leases(runtime.settings)
-    leases.acquire(str(run_id), "here:1", 0.2)
-    runtime.record.start_run(run_id, worker="here:1", browser_version="-", agent_version="-")
-    time.sleep(0.4)
+    run_id, leases = started_with_lapsed_lease(runtime, "here:1")
     assert reap(runtime, leases, holder="here:1", executing={str(run_id)}) == []
     assert runtime.record.get_run(run_id).status == "running"
     assert leases.renew(str(run_id), "here:1", 30), "the late renewal restores the lease"
@@ -132,8 +135,7 @@ def test_a_run_whose_renewals_are_always_late_still_finishes_in_its_own_worker(
     leases = open_leases(runtime.settings, clock=lambda: began + (time.time() - began) * 20)
 
     async def go() -> str:
-        res = build_resources(runtime, leases, lab_url=local_lab.services.lab_url, directory_url=None,
-                              lease_seconds=1.0)
+        res = resources_for(runtime, local_lab, lease_seconds=1.0, leases=leases)
         reaper = asyncio.ensure_future(_reap_forever(res))
         try:
             return await execute_run({"resources": res}, str(run_id))
