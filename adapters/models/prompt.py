@@ -34,6 +34,9 @@ dialogs: "id role 'name' [modal]"; elements: one line each (see element_line), o
 MAX_HISTORY = 8
 """Earlier steps shown, newest last."""
 MAX_TOKENS = 400
+"""Recorded in the agent release as limits.max_tokens, and not sent: each request sends its model's own limit
+(Entrant.max_tokens, request_payload). Kept as it is so that the release's content and sha256 stay what runs
+recorded; /agent says so beside it."""
 TEMPERATURE = 0
 
 

@@ -30,7 +30,9 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     max_elements: int
     """Elements listed at most per step, in page order."""
     max_tokens: int
-    """The reply's token limit sent to the model."""
+    """A figure recorded with the release, not the limit requests send: each line-up model has its own limit (the
+    line-up's max_tokens), which each request sends and each step's recorded request shows. Kept as recorded so that
+    a release's content and sha256 never change."""
     temperature: float
     viewport: str
     """Browser viewport in CSS pixels, e.g. 1280x800; the screenshot is of the viewport."""

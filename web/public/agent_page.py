@@ -21,6 +21,7 @@ from starlette.routing import Route
 from adapters.models.lineup import FLAGSHIP, WEEKLY
 from adapters.models.release import current_agent
 from domain.agent.agent_releases import AgentSpec
+from domain.agent.lineup import Entrant
 from domain.eventlog.record import Record
 from web.rendering import Page, send
 from web.site import Site
@@ -103,7 +104,18 @@ def _context(site: Site) -> dict[str, Any]:
         # The gateway ids and prices a run uses are these (adapters/models/lineup.py), whichever models a week
         # schedules from the staff's line-up.
         "entrants": [*WEEKLY, *FLAGSHIP],
+        "token_limits": token_limits([*WEEKLY, *FLAGSHIP]),
     }
+
+
+def token_limits(entrants: list[Entrant]) -> str:
+    """The completion-token limits the line-up's requests send (each model its own; request_payload), in words.
+    The release's limits.max_tokens is not one of them: it stays in the release as recorded, so that the releases'
+    content and sha256 do not change."""
+    limits = sorted({e.max_tokens for e in entrants})
+    if not limits:
+        return "none yet"
+    return str(limits[0]) if len(limits) == 1 else f"{limits[0]} to {limits[-1]}"
 
 
 def _json(site: Site) -> bytes:

@@ -7,7 +7,8 @@ import warnings
 from pathlib import Path
 
 from adapters.models.agent import request_payload
-from adapters.models.lineup import WEEKLY
+from adapters.models.lineup import FLAGSHIP, WEEKLY
+from adapters.models.release import current_agent
 from adapters.settings import Settings
 from web.app import create_app
 
@@ -37,3 +38,21 @@ def test_each_request_asks_for_the_entrants_own_limit_and_reasoning() -> None:
     assert request_payload(thinking, [])["max_tokens"] == thinking.max_tokens
     assert request_payload(thinking, [])["reasoning"] == {"effort": thinking.reasoning}
     assert "reasoning" not in request_payload(plain, [])
+
+
+def test_the_agent_page_gives_the_token_limits_requests_send_and_not_the_releases_recorded_figure(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(data_dir=tmp_path / "var", site_secret="test secret " * 4)
+    with TestClient(create_app(settings), base_url="https://testserver") as client:
+        page = client.get("/agent").text
+        spec = client.get("/api/agent.json").json()["current"]["spec"]
+    sent = sorted({request_payload(e, [])["max_tokens"] for e in (*WEEKLY, *FLAGSHIP)})
+    limit = re.search(r"<dt>Reply tokens at most</dt><dd>(.*?)</dd>", page, re.S)
+    assert limit is not None
+    words = " ".join(limit.group(1).split())
+    assert words.startswith(f"Each model’s own, sent with each of its requests: {sent[0]} to {sent[-1]} completion")
+    # The release's content (so its sha256) is kept as recorded; the page says that its figure is not sent.
+    assert spec["limits"]["max_tokens"] == current_agent().limits.max_tokens
+    assert f"record holds {spec['limits']['max_tokens']} here" in words and "the requests do not send" in words
+    assert spec["limits"]["max_tokens"] not in sent
