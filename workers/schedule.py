@@ -1,8 +1,10 @@
 """The schedule: the weekly line-up Monday 06:00 UTC (and the flagship line-up beside it on the first Monday of a
-month), the same Monday from 14:00 UTC a repeat of every run of the
-line-up that was cut short, and the week's publication once the week is over (Sunday has ended) and every run that
-started in it has ended. A week is the calendar: a run counts for the ISO week in which it started, so nothing the
-schedule does on a Monday can change the week before.
+month), the same Monday from 14:00 UTC a repeat of every run of the line-up that was cut short, and the week's
+publication once the week is over (Sunday has ended) and every run that started in it has ended. Before the line-up
+each model is checked through the gateway; one the check could not reach is checked again at 14:00 UTC and, if it
+answers then, its line-up runs are scheduled then; still unreachable, it gets no place that week. A week is
+the calendar: a run counts for the ISO week in which it started, so nothing the schedule does on a Monday can
+change the week before.
 
 `catch_up(now)` is the whole schedule as one idempotent function of the clock and the log: it does what is due
 and not yet done; `now` comes from the runtime's clock (the record's), which the tests move. arq's cron calls it
@@ -37,7 +39,7 @@ LOOKBACK_WEEKS = 4
 
 Publish = Callable[[Runtime, str], Publication]
 Preflight = Callable[[Sequence[str]], list[ModelCheckResult]]
-"""The morning check of the line-up's models (`canitbuy models check`): one result per model it could ask."""
+"""A check of the line-up's models (`canitbuy models check`): one result per model it could ask."""
 
 
 @dataclass
@@ -46,7 +48,7 @@ class CatchUp:
     repeats: list[UUID] = field(default_factory=list)
     published: list[str] = field(default_factory=list)
     unavailable: list[str] = field(default_factory=list)
-    """Line-up models the week's check found the gateway could not serve: not scheduled that week."""
+    """Line-up models the week's checks could not reach: not scheduled (yet, before the afternoon's check)."""
 
     @property
     def to_execute(self) -> list[UUID]:
@@ -58,13 +60,15 @@ def catch_up(
     repeats: Repeats = 1, preflight: Preflight | None = None, flagships: Sequence[str] = (),
 ) -> CatchUp:
     """Do what the schedule says is due at `now` (synchronous: call it from a worker thread). `flagships` are
-    the flagship line-up's models when the week is a flagship week (week_flagships), scheduled beside the rest."""
+    the flagship line-up's models when the week is a flagship week (week_flagships), scheduled beside the rest.
+    The line-up is scheduled at every call, for the models the week's checks have not found unavailable: a model
+    the afternoon's check reaches gets its runs then (their ids are the same whenever they are made)."""
     done = CatchUp()
     week = week_of(now)
     since_monday = now - week_start(week)
     if since_monday >= LINEUP_AT:
         models = [*models, *(m for m in flagships if m not in models)]
-        done.unavailable = _checked(runtime, week, models, preflight)
+        done.unavailable = _checked(runtime, week, models, preflight, afternoon=since_monday >= REPEAT_AT)
         serving = [m for m in models if m not in done.unavailable]
         done.lineup = schedule_course(runtime, week, serving, repeats=repeats, requested_by="scheduler")
     ledger.refresh()
@@ -81,20 +85,46 @@ def catch_up(
     return done
 
 
-def _checked(runtime: Runtime, week: str, models: Sequence[str], preflight: Preflight | None) -> list[str]:
-    """The week's unavailable models: the check recorded for the week, or (the first time) made and recorded now.
-    Only models the week has not scheduled yet are asked, so a restart later in the week asks nobody again."""
+def _checked(runtime: Runtime, week: str, models: Sequence[str], preflight: Preflight | None, *,
+             afternoon: bool) -> list[str]:
+    """The week's unavailable models. The first check is made at the first call from Monday 06:00 UTC; from 14:00
+    UTC the models it could not reach are checked once more, at a later call than the first check (after downtime
+    that missed the morning, the call after it), so that one outage is not asked twice in the same minute. Each
+    check is recorded once, so later calls, a restart or a replay ask nobody again."""
     lineup = runtime.record.lineup()
-    if week in lineup.checks or preflight is None:
+    if preflight is None:
         return lineup.unavailable(week)
-    results = preflight(models)
-    if not results:
-        return []
-    runtime.record.record_models_checked(week, results)
+    if not lineup.checked(week):
+        results = preflight(models)
+        if not results:
+            return []
+        runtime.record.record_models_checked(week, results)
+        unavailable = runtime.record.lineup().unavailable(week)
+        _log_unusable(week, results)
+        if unavailable:
+            log.warning("%s: not scheduled this morning, the gateway could not reach them (checked again at "
+                        "14:00 UTC): %s", week, ", ".join(unavailable))
+        return unavailable
+    again = [m for m in lineup.to_check_again(week) if m in models] if afternoon else []
+    if not again:
+        return lineup.unavailable(week)
+    results = preflight(again)
+    runtime.record.record_models_checked(week, results, attempt=2)
     unavailable = runtime.record.lineup().unavailable(week)
+    _log_unusable(week, results)
+    answered = [m for m in again if m not in unavailable]
+    if answered:
+        log.warning("%s: answered the afternoon check, scheduled now: %s", week, ", ".join(answered))
     if unavailable:
-        log.warning("%s: not scheduled, the gateway cannot serve them: %s", week, ", ".join(unavailable))
+        log.warning("%s: unreachable at both checks, no place this week: %s", week, ", ".join(unavailable))
     return unavailable
+
+
+def _log_unusable(week: str, results: Sequence[ModelCheckResult]) -> None:
+    unusable = [f"{r.model} ({r.problem})" for r in results if r.available and r.problem]
+    if unusable:
+        log.warning("%s: scheduled, though the reply to the check held no valid action: %s", week,
+                    "; ".join(unusable))
 
 
 def _unpublished(runtime: Runtime, ledger: RunLedger, current: str) -> list[str]:

@@ -2,8 +2,10 @@
 
 The request is a real step (the real prompt, tool schema, token limit and reasoning effort) on a small page of
 two links; a model passes when the reply holds a valid action. The result names the model id the gateway says it
-resolved, the time the call took and what it cost, so a model the gateway cannot serve that morning is seen as
-such before the line-up starts, not as one cut-short run per station.
+resolved, the time the call took and what it cost. A model is unavailable only when the connection to it failed
+(refused, no answer in time, a 5xx or 429 after the client's retries): that is seen before the line-up starts, not
+as one cut-short run per station. A reply that arrives is the model's answer: one without a valid action is
+flagged, yet the model stays available and answers for its replies at the stations.
 """
 
 from __future__ import annotations
@@ -42,7 +44,11 @@ class ModelCheck(msgspec.Struct, frozen=True, kw_only=True):
     ms: int = 0
     cost_usd: float = 0.0
     problem: str = ""
-    """Why it is not available, in a few words."""
+    """What went wrong, in a few words: why it is not available, or that its reply held no valid action."""
+
+    @property
+    def passed(self) -> bool:
+        return self.available and not self.problem
 
 
 async def check_model(client: HttpxModelClient, entrant: Entrant) -> ModelCheck:
@@ -60,7 +66,8 @@ async def check_model(client: HttpxModelClient, entrant: Entrant) -> ModelCheck:
     try:
         parse_reply(reply.body)
     except ReplyError as error:
-        return ModelCheck(model=entrant.model, route=entrant.route, available=False, resolved=resolved,
+        # The model answered: a bad answer fails at the stations, on its own merits, not before the week.
+        return ModelCheck(model=entrant.model, route=entrant.route, available=True, resolved=resolved,
                           ms=reply.ms, cost_usd=spent, problem=f"unusable reply: {error}")
     return ModelCheck(model=entrant.model, route=entrant.route, available=True, resolved=resolved, ms=reply.ms,
                       cost_usd=spent)
@@ -73,7 +80,11 @@ async def check_lineup(client: HttpxModelClient, entrants: list[Entrant]) -> lis
 def report_lines(checks: list[ModelCheck]) -> list[str]:
     lines = []
     for c in checks:
-        state = "available" if c.available else f"NOT AVAILABLE ({c.problem})"
+        if not c.available:
+            state = f"NOT AVAILABLE ({c.problem})"
+        else:
+            why = c.problem.removeprefix("unusable reply: ")
+            state = f"available, but UNUSABLE REPLY ({why}; the scheduler still runs it)" if c.problem else "available"
         lines.append(f"{c.model:<20} {c.route:<32} {state}; resolved {c.resolved or '-'}; {c.ms} ms; "
                      f"${c.cost_usd:.6f}")
     return lines
@@ -86,8 +97,9 @@ def as_result(check: ModelCheck) -> ModelCheckResult:
 
 def gateway_check(settings: Any, *, timeout: float = 60.0, attempts: int = 2,
                   backoff: float = 1.0) -> Callable[[Sequence[str]], list[ModelCheckResult]] | None:
-    """The scheduler's morning check through the configured gateway; None without a key. Models that are not
-    line-up models (the built-in agents) are not asked."""
+    """The scheduler's check through the configured gateway (the morning's, and the afternoon's of the models the
+    morning could not reach); None without a key. Models that are not line-up models (the built-in agents) are not
+    asked."""
     if not getattr(settings, "model_api_key", None):
         return None
 

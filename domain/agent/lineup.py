@@ -49,18 +49,32 @@ class Entrant(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ModelCheckResult(msgspec.Struct, frozen=True, kw_only=True):
-    """One model's answer to the morning check (`canitbuy models check`) before its week's line-up is scheduled."""
+    """One model's answer to a check of the line-up (`canitbuy models check`) before its runs are scheduled."""
 
     model: str
     available: bool
-    """True when the gateway answered one step with a valid action."""
+    """True when a reply arrived, usable or not: a model that answers is scheduled and answers for its reply at the
+    stations. False when the connection to the model failed (refused, no answer in time, a 5xx or 429 answer after
+    the client's retries). Checks recorded before this rule also counted a reply without a valid action as
+    unavailable."""
     resolved: str = ""
     """The model id the gateway's reply named."""
     ms: int = 0
     """How long the call took."""
     cost_usd: float = 0.0
     problem: str = ""
-    """Why the model is not available, in a few words (empty when it is)."""
+    """What went wrong, in a few words: why the model is not available, or, when it is, that its reply held no
+    valid action (e.g. "unusable reply: ..."); empty when the check passed."""
+
+    @property
+    def passed(self) -> bool:
+        """Available, and the reply held a valid action."""
+        return self.available and not self.problem
+
+
+CHECK_ATTEMPTS = 2
+"""The check before Monday's line-up (06:00 UTC), and once more at the Monday-afternoon repeat (14:00 UTC) for the
+models the first could not reach."""
 
 
 class LineUp(Aggregate):
@@ -75,16 +89,24 @@ class LineUp(Aggregate):
         """Who made the change."""
 
     class ModelsChecked(Aggregate.Event):
-        """The morning check before a week's line-up: which models the gateway could serve. A model that failed
-        is not scheduled that week (shown as unavailable, not as a failure at every station)."""
+        """A check of a week's line-up models through the gateway. The first (attempt 1) is made before the week's
+        line-up: a model it could not reach is not scheduled then. The second (attempt 2), at the Monday-afternoon
+        repeat, asks those models again: one that answers is scheduled then, one that does not gets no place that
+        week (shown as unavailable, not as a failure at every station). Each is recorded once a week."""
 
         week: str
         """ISO week, e.g. 2026-W49."""
         results: list[ModelCheckResult]
+        attempt: int = 1
+        """1: the check before Monday's line-up; 2: the Monday-afternoon check of the models the first found
+        unavailable. Checks recorded before there was a second have none: they are the first."""
 
     def __init__(self) -> None:
         self.entrants: dict[str, Entrant] = {}
         self.checks: dict[str, list[ModelCheckResult]] = {}
+        """The first check of each week."""
+        self.second_checks: dict[str, list[ModelCheckResult]] = {}
+        """The Monday-afternoon check of each week that had one."""
 
     @classmethod
     def open(cls, *, at: datetime) -> LineUp:
@@ -101,12 +123,28 @@ class LineUp(Aggregate):
             return
         self.trigger_event(self.EntrantSet, timestamp=at, entrant=entrant, by=by)
 
-    def record_check(self, week: str, results: list[ModelCheckResult], *, at: datetime) -> None:
-        if week not in self.checks:
-            self.trigger_event(self.ModelsChecked, timestamp=at, week=week, results=results)
+    def record_check(self, week: str, results: list[ModelCheckResult], *, at: datetime, attempt: int = 1) -> None:
+        """Record a check of the week once per attempt (the first one recorded stands)."""
+        if not 1 <= attempt <= CHECK_ATTEMPTS:
+            raise LineUpError(f"a week has checks 1 to {CHECK_ATTEMPTS}, not {attempt}")
+        if attempt == 2 and week not in self.checks:
+            raise LineUpError(f"{week} has no first check to check again")
+        if week not in (self.checks if attempt == 1 else self.second_checks):
+            self.trigger_event(self.ModelsChecked, timestamp=at, week=week, results=results, attempt=attempt)
+
+    def checked(self, week: str, attempt: int = 1) -> bool:
+        return week in (self.checks if attempt == 1 else self.second_checks)
 
     def unavailable(self, week: str) -> list[str]:
-        """Models the week's check found the gateway could not serve."""
+        """Models the week's checks could not reach: those the first found unavailable, less those the second
+        (once it is made) found available."""
+        again = {r.model for r in self.second_checks.get(week, []) if r.available}
+        return [r.model for r in self.checks.get(week, []) if not r.available and r.model not in again]
+
+    def to_check_again(self, week: str) -> list[str]:
+        """The models the week's second check asks: those the first found unavailable, until it is recorded."""
+        if week in self.second_checks:
+            return []
         return [r.model for r in self.checks.get(week, []) if not r.available]
 
     def active_on(self, day: date, *, weekly_only: bool = True) -> list[Entrant]:
@@ -124,7 +162,8 @@ def _apply_entrant(self: LineUp.EntrantSet, aggregate: LineUp) -> None:
 
 
 def _apply_check(self: LineUp.ModelsChecked, aggregate: LineUp) -> None:
-    aggregate.checks[self.week] = list(self.results)
+    folded = aggregate.checks if self.attempt == 1 else aggregate.second_checks
+    folded[self.week] = list(self.results)
 
 
 LineUp.EntrantSet.apply = _apply_entrant  # type: ignore[method-assign,assignment]

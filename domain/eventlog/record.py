@@ -183,12 +183,13 @@ class Record(Application[UUID]):
             lineup.set_entrant(entrant, by=by, at=self.clock())
         self.save(lineup)
 
-    def record_models_checked(self, week: str, results: Sequence[ModelCheckResult]) -> bool:
-        """Record the week's morning check once; False when it was already recorded (the first one stands)."""
+    def record_models_checked(self, week: str, results: Sequence[ModelCheckResult], *, attempt: int = 1) -> bool:
+        """Record the week's check (1: the morning's, 2: the afternoon's) once; False when it was already recorded
+        (the first one stands)."""
         lineup = self.lineup()
-        if week in lineup.checks:
+        if lineup.checked(week, attempt):
             return False
-        lineup.record_check(week, list(results), at=self.clock())
+        lineup.record_check(week, list(results), at=self.clock(), attempt=attempt)
         try:
             self.save(lineup)
         except IntegrityError:

@@ -1,4 +1,6 @@
-"""`canitbuy models check` against a real local server speaking the chat-completions protocol."""
+"""`canitbuy models check` against a real local server speaking the chat-completions protocol. A model is not
+available only when the connection to it failed; a reply without a valid action is flagged, and the model stays
+available (the scheduler runs it, and it answers for its replies at the stations)."""
 
 from __future__ import annotations
 
@@ -6,13 +8,17 @@ from collections.abc import Iterator
 
 import msgspec
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from adapters.models.check import check_lineup
 from adapters.models.client import HttpxModelClient
 from adapters.models.lineup import WEEKLY
 from ops.cli import main
 from tests.integration.agent.conftest import ThreadedApp
-from tests.integration.agent.openai_server import OpenAIServer
+from tests.integration.agent.openai_server import OpenAIServer, reply
 
 LUNA, HAIKU = WEEKLY[0], WEEKLY[1]
 
@@ -40,7 +46,8 @@ async def test_each_model_answers_one_real_step_and_the_failing_ones_say_why(
     sent = next(r for r in fake.requests if r["model"] == LUNA.route)
     assert sent["max_tokens"] == LUNA.max_tokens and sent["tools"][0]["function"]["name"] == "act"
     assert not down.available and "HTTP 503" in down.problem
-    assert not unusable.available and unusable.problem.startswith("unusable reply")
+    assert unusable.available and not unusable.passed and unusable.problem.startswith("unusable reply")
+    assert ok.passed and not down.passed
 
 
 def test_the_command_prints_each_model_and_exits_0_when_all_answer(
@@ -64,8 +71,28 @@ def test_the_command_exits_1_naming_every_model_the_gateway_cannot_serve(
     monkeypatch.setenv("AI_GATEWAY_API_KEY", "sk-test")
     assert main(["models", "check", "--model", LUNA.model, "--model", HAIKU.model, "--timeout", "1"]) == 1
     captured = capsys.readouterr()
-    assert captured.err.strip() == f"canitbuy: 2 of 2 models failed the check: {LUNA.model}, {HAIKU.model}"
+    assert captured.err.strip() == (f"canitbuy: 2 of 2 models failed the check: {LUNA.model}, {HAIKU.model} "
+                                    "(not available)")
     assert "NOT AVAILABLE" in captured.out
+
+
+async def _in_prose(request: Request) -> JSONResponse:
+    await request.body()
+    return JSONResponse(reply({"content": "I would open Aero Run 2."}))
+
+
+def test_the_command_exits_1_flagging_a_model_that_answers_without_an_action_as_available(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A gateway that answers every call with a 200 in plain text (no tool call): the models are reached."""
+    prose = Starlette(routes=[Route("/v1/chat/completions", _in_prose, methods=["POST"])])
+    with ThreadedApp(prose) as running:
+        monkeypatch.setenv("CANITBUY_MODEL_BASE_URL", f"{running.url}/v1")
+        monkeypatch.setenv("AI_GATEWAY_API_KEY", "sk-test")
+        assert main(["models", "check", "--model", LUNA.model, "--timeout", "5"]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.strip() == (f"canitbuy: 1 of 1 models failed the check: {LUNA.model} (unusable reply: the "
+                                    "scheduler still runs it)")
+    assert "available, but UNUSABLE REPLY (" in captured.out and "NOT AVAILABLE" not in captured.out
 
 
 def test_the_command_says_in_one_line_what_is_missing(
