@@ -1,7 +1,8 @@
 """A browser run's trace and video: what a closed run leaves, and the encoder its video is made with.
 
 The trace is Playwright's (`tracing.start`: DOM snapshots, network and actions), without the call stacks Playwright
-adds of the other runs on the connection (`trace_file.py`); the run keeps the screens its agent was shown, each
+adds of the other runs on the connection and with the values of the agent's signature headers redacted
+(`trace_file.py`); the run keeps the screens its agent was shown, each
 with how long it stayed the agent's view, and the video is made of them by the system's ffmpeg (Debian's:
 `bash ops/dev` and the image install it) the first time it is watched (`web/videos.py`).
 """

@@ -22,7 +22,7 @@ from playwright.async_api import Error as PlaywrightError
 from adapters.botauth import BotAuthSigner
 from adapters.browser.actions import carry_out
 from adapters.browser.media import RunMedia
-from adapters.browser.trace_file import drop_call_stacks
+from adapters.browser.trace_file import SignatureLeft, make_publishable
 from adapters.browser.video import Screen
 from domain.agent.actions import Action
 from domain.agent.observation import Observation, PageProbe
@@ -98,6 +98,8 @@ class PlaywrightSession:
         self._screens: list[Screen] = []
         """Each observation's screenshot with its time, for the video; kept only with a media folder."""
         self._signer, self._authority = signer, authority
+        self._signatures: set[str] = set()
+        """The Signature and Signature-Input values sent, looked for in the trace before it is kept."""
         self._status = 200
         self._receipt_header: str | None = None
         self._inflight: set[Request] = set()
@@ -129,7 +131,10 @@ class PlaywrightSession:
     async def sign(self) -> None:
         """A fresh signature for this step's requests (short window, no nonce)."""
         if self._signer:
-            await self._context.set_extra_http_headers(self._signer.headers(self._authority))
+            headers = self._signer.headers(self._authority)
+            if self._media_dir is not None:
+                self._signatures.update((headers["Signature"], headers["Signature-Input"]))
+            await self._context.set_extra_http_headers(headers)
 
     async def open(self, url: str) -> None:
         await self.sign()
@@ -237,8 +242,9 @@ class PlaywrightSession:
         the run's screens, the caller's to make the video from (`adapters/browser/media.py`) and move away (the
         folder they lie in goes with `discard_media`). None when no media was kept. A browser that cannot take
         the last screen or write the trace (a crashed Chromium writes none) leaves the rest. The trace is the
-        run's own: the call stacks Playwright adds of every run on the connection are taken out of it
-        (`adapters/browser/trace_file.py`)."""
+        run's own and holds no live signature: the call stacks Playwright adds of every run on the connection are
+        taken out of it, and the values of the Web Bot Auth headers the run sent are redacted; a trace that still
+        holds one is not kept (`adapters/browser/trace_file.py`)."""
         folder = self._media_dir
         if folder is None:
             await self._context.close()
@@ -254,10 +260,11 @@ class PlaywrightSession:
         if trace is not None and not trace.is_file():
             trace = None
         if trace is not None:
-            try:  # the other runs' call stacks out (`trace_file`): a trace that still holds them is not kept
-                await asyncio.to_thread(drop_call_stacks, trace)
-            except (zipfile.BadZipFile, OSError):
-                log.warning("a trace could not be read to take the call stacks out; it is not kept", exc_info=True)
+            try:  # the other runs' call stacks and our signatures out (`trace_file`), or the trace is not kept
+                await asyncio.to_thread(make_publishable, trace, frozenset(self._signatures))
+            except (zipfile.BadZipFile, OSError, SignatureLeft):
+                log.warning("a trace could not be made fit to publish (call stacks, signatures); it is not kept",
+                            exc_info=True)
                 trace.unlink(missing_ok=True)
                 trace = None
         return RunMedia(folder=folder, trace=trace, screens=tuple(self._screens))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 import zipfile
 from collections.abc import AsyncIterator
@@ -16,8 +17,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, StreamingResponse
 from starlette.routing import Route
 
+from adapters.botauth import BotAuthSigner
 from adapters.browser.playwright_browser import UNSHOWN_UI_FEATURES, USER_AGENT, PlaywrightBrowser
 from adapters.browser.session import SETTLE_SECONDS
+from adapters.browser.trace_file import REDACTED
 from domain.agent.actions import Action, Click, Goto, Select, Stop, Type
 from domain.agent.agent_ports import Decision, Task, station_task
 from domain.agent.episode import Episode
@@ -217,6 +220,47 @@ async def test_a_kept_trace_holds_its_own_run_only_when_runs_share_the_browser(
         assert not any(here in content for content in entries.values())  # no file of the worker named
         events = [json.loads(line) for line in entries["trace.trace"].splitlines() if line.strip()]
         assert {"before", "after", "frame-snapshot"} <= {e.get("type") for e in events}
+
+async def test_a_kept_trace_holds_no_signature_a_stranger_could_replay(
+        browser: PlaywrightBrowser, signer: BotAuthSigner, lab: LabServer, tmp_path: Path) -> None:
+    """The agent's Web Bot Auth headers, set on the context before each step, are recorded in the trace's calls
+    and in every request it sent; a signature is good for a minute to whoever holds it, and the trace is public.
+    Kept, the trace names our key directory (Signature-Agent) and holds no Signature or Signature-Input value in
+    any entry, and every line of it is still JSON for the viewer."""
+    session = await browser.session(lab.url_for("s13"), media_dir=tmp_path)
+    try:
+        await session.open(lab.url_for("s13"))
+        seen = await session.observe()
+        await session.act(Goto(url=lab.url_for("s13", "/products/aero-run-2")), seen)
+        product = await session.observe()
+        kept = await session.close_keeping_media()
+        assert kept is not None and kept.trace is not None
+        with zipfile.ZipFile(kept.trace) as archive:
+            entries = {name: archive.read(name) for name in archive.namelist()}
+    finally:
+        session.discard_media()
+    assert seen.status == 200 and product.status == 200  # the gate let the signed agent through, twice
+    signatures = re.compile(rb"sig1=:[A-Za-z0-9+/]+=*:|sig1=\(|created=\d+;expires=\d+")
+    assert [name for name, content in entries.items() if signatures.search(content)] == []
+    lines = [json.loads(line) for name, content in entries.items() if name.endswith((".trace", ".network"))
+             for line in content.splitlines() if line.strip()]
+    headers = [header for event in lines for header in _headers(event)]
+    assert {"Signature", "Signature-Input"} <= {header["name"] for header in headers}
+    assert {header["value"] for header in headers if header["name"] in ("Signature", "Signature-Input")} == {
+        REDACTED}
+    assert {header["value"] for header in headers if header["name"] == "Signature-Agent"} == {
+        signer.headers("s13")["Signature-Agent"]}
+
+
+def _headers(node: object) -> list[dict[str, str]]:
+    """Every {name, value} pair in a JSON value (a call's headers, a request's)."""
+    if isinstance(node, list):
+        return [header for item in node for header in _headers(item)]
+    if not isinstance(node, dict):
+        return []
+    own = [node] if set(node) == {"name", "value"} and isinstance(node["value"], str) else []
+    return own + [header for value in node.values() for header in _headers(value)]
+
 
 @dataclass
 class Scripted:
