@@ -18,7 +18,7 @@ from domain.week.publications import standing
 from domain.week.weeks import WeekError, parse_week
 from web.errors import BadRequest, NotFound
 from web.public.agent_page import use_of
-from web.public.results import data_of, unavailable_that_morning
+from web.public.results import data_of, unavailable_checks, unavailable_that_morning
 from web.rendering import Page, send
 from web.site import Site
 
@@ -56,6 +56,7 @@ async def week_page(request: Request) -> Response:
             "agent_releases": use.for_week(week) if (use := use_of(site)) else [],
             "standing": standing(publications) + 1 if publications else None,
             "unavailable": unavailable_that_morning(site, week, set()),
+            "unavailable_checks": unavailable_checks(site, week),
         })
 
     page = site.cache.get(("week", week, site.version)) or site.cache.put(

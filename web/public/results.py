@@ -16,6 +16,7 @@ from starlette.routing import Route
 from domain.projections.charts import ranking_chart
 from domain.projections.repeats import Repeats
 from domain.week.publishing import UnknownWeekError
+from domain.week.weeks import week_of
 from web.data import SiteData
 from web.public.charts import chart_view
 from web.public.manual_tests import ManualTests, manual_of, row_view
@@ -65,6 +66,7 @@ def render_week(site: Site, kind: str, week: str | None, extra: dict[str, Any] |
     repeats = repeats_of(data, week)
     context["repeats"] = repeats
     context["unavailable"] = unavailable_that_morning(site, week, {r.model for r in docs.matrix.models})
+    context["unavailable_checks"] = unavailable_checks(site, week)
     if kind == "ranking":
         context["ranked"], context["unranked"] = ranking_rows(docs.ranking)
         context["ranking_chart"] = chart_view("ranking", ranking_chart(docs.ranking),
@@ -90,12 +92,22 @@ def render_week(site: Site, kind: str, week: str | None, extra: dict[str, Any] |
 
 
 def unavailable_that_morning(site: Site, week: str, shown: set[str]) -> list[str]:
-    """The labels of the line-up models the week's morning check found the gateway could not serve, and that
-    have no runs to show: not run that week, so neither ranked nor failing at every station. Read inside the
-    render, once per log position (the check is an event: recording it moves the position)."""
+    """The labels of the line-up models the week's checks could not reach through the gateway, and that have no
+    runs to show: not run that week (or not yet, before the afternoon's check), so neither ranked nor failing at
+    every station. Read inside the render, once per log position (a check is an event: recording it moves the
+    position)."""
     lineup = site.runtime.record.lineup()
     return [lineup.entrants[m].label if m in lineup.entrants else m
             for m in lineup.unavailable(week) if m not in shown]
+
+
+def unavailable_checks(site: Site, week: str) -> str:
+    """Which checks the unavailable models were not reached at: "both" (Monday 06:00 and 14:00 UTC), "morning"
+    while the week is in progress and its second check not yet made, "first" for a week that ended with one check
+    (the schedule before there was a second, or no gateway key at 14:00)."""
+    if site.runtime.record.lineup().checked(week, 2):
+        return "both"
+    return "morning" if week == week_of(site.runtime.record.clock()) else "first"
 
 
 def repeats_of(data: SiteData, week: str) -> Repeats | None:

@@ -1,5 +1,5 @@
 """The staff desk as a place to work: what needs a person now, corrections started where the error is seen, finding
-a run, the staff actions list, auditors reading everything and changing nothing, and a model the morning check
+a run, the staff actions list, auditors reading everything and changing nothing, and a model the checks
 found unavailable shown as such on the public pages."""
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def test_the_overview_answers_what_needs_me_now(site) -> None:
     sign_in(site.client, *STAFF)
     overview = site.client.get("/staff/").text
     for said in ("What needs you now", "running", "Next on the schedule", "waiting for verification",
-                 "morning check", "Spend ", "Newest corrections"):
+                 "model check", "Spend ", "Newest corrections"):
         assert said in overview, said
     assert 'href="/staff/matrix?week=' in overview
     sign_out(site.client)
@@ -165,7 +165,9 @@ def test_a_run_cut_short_shows_on_the_overview_and_is_found_among_the_cut_short(
     sign_out(site.client)
 
 
-def test_a_model_the_morning_check_found_unavailable_is_shown_as_such_not_as_failures(site) -> None:
+def test_a_model_the_checks_could_not_reach_is_shown_as_such_not_as_failures(site) -> None:
+    """Unreached at 06:00 UTC, the model is shown as not run yet and checked again at 14:00 UTC; unreached then
+    too, as unavailable that week."""
     with build_runtime(site.settings) as runtime:
         runtime.record.set_entrants([Entrant(model="model-omega", label="Omega 1", route="omega/omega-1",
                                              since=date(2026, 1, 1))], by="editor@canitbuy.com")
@@ -175,11 +177,22 @@ def test_a_model_the_morning_check_found_unavailable_is_shown_as_such_not_as_fai
     week = site.week.week
     site.client.get("/staff/sign-in")  # any request; the site follows the log
     for path in (f"/ranking?week={week}", f"/matrix?week={week}", f"/weeks/{week}"):
-        page = _eventually(site, path, "Unavailable that morning")
+        page = _eventually(site, path, "Unavailable this morning")
         assert "Omega 1" in page and "answered 503" not in page, path
+        assert "from 14:00 UTC the same Monday" in page, path
     matrix = site.client.get(f"/matrix?week={week}").text
     assert re.search(r'<tr class="unavailable">\s*<th scope="row">Omega 1</th>', matrix)
+    assert "it is checked again at 14:00 UTC" in matrix
     assert "model-alpha" not in re.sub(r"(?s).*<h2 id=\"unavailable-title\">", "", matrix).split("</section>")[0]
+
+    with build_runtime(site.settings) as runtime:
+        runtime.record.record_models_checked(week, [
+            ModelCheckResult(model="model-omega", available=False, problem="the gateway answered 503")], attempt=2)
+    for path in (f"/ranking?week={week}", f"/matrix?week={week}", f"/weeks/{week}"):
+        page = _eventually(site, path, "Unavailable that week")
+        assert "Omega 1" in page and "Unavailable this morning" not in page, path
+        assert "nor when it was checked again at 14:00 UTC" in page, path
+    assert "at 06:00 or at 14:00 UTC on Monday, so it was not run" in site.client.get(f"/matrix?week={week}").text
 
 
 def _eventually(site, path: str, text: str) -> str:
