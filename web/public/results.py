@@ -104,7 +104,8 @@ def unavailable_that_morning(site: Site, week: str, shown: set[str]) -> list[str
 def unavailable_checks(site: Site, week: str) -> str:
     """Which checks the unavailable models were not reached at: "both" (Monday 06:00 and 14:00 UTC), "morning"
     while the week is in progress and its second check not yet made, "first" for a week that ended with one check
-    (the schedule before there was a second, or no gateway key at 14:00)."""
+    (the schedule before there was a second, when a reply without an action also counted as unavailable; or no
+    gateway key at 14:00)."""
     if site.runtime.record.lineup().checked(week, 2):
         return "both"
     return "morning" if week == week_of(site.runtime.record.clock()) else "first"
