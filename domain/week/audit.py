@@ -6,9 +6,11 @@ Every line is canonical JSON carrying `prev` (the previous line's sha256; 64 zer
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
@@ -18,8 +20,10 @@ from domain.projections.documents import UnknownFormatError, WeekDocuments, coun
 from domain.projections.facts import PublicationFact
 from domain.projections.fold import ALL, SKIMMED, LogState
 from domain.projections.scoring import COUNT_BY_START
-from domain.week.publishing import LogReader
 from domain.week.weeks import WeekError, parse_week
+
+if TYPE_CHECKING:  # publishing records a publication's events_sha256 with this module's functions
+    from domain.week.publishing import LogReader
 
 _T = TypeVar("_T")
 
@@ -99,21 +103,70 @@ def _public_run_of(state: LogState, run_id: str, week: str) -> bool:
     return run is not None and run.week == week and run.org is None
 
 
-def _as_the_format_selects(events: Iterable[Envelope], publication: PublicationFact) -> list[Envelope]:
+def _as_the_format_selects(events: Iterable[Envelope], week: str, documents_format: int) -> list[Envelope]:
     """The events of `week_events` a file of the publication's format holds: before format 4, a Run.Started only
     when the fold says it changes the week (it moved a run into it)."""
-    if counting_rule(publication.documents_format) == COUNT_BY_START:
+    if counting_rule(documents_format) == COUNT_BY_START:
         return list(events)
     state, kept = LogState(), []
     for e in events:
-        if publication.week in state.apply(e) or e.name != STARTED:
+        if week in state.apply(e) or e.name != STARTED:
             kept.append(e)
     return kept
 
 
+def published_events(read_log: LogReader, week: str, position: int, documents_format: int) -> list[Envelope]:
+    """The event lines of the audit file of a publication of `week` at `position` in `documents_format`, the
+    events its `events_sha256` covers."""
+    return _as_the_format_selects(week_events(read_log, week, position), week, documents_format)
+
+
+def meaning(value: Any) -> Any:
+    """A decoded payload as plain values, every struct field that holds its default left out at every depth: an
+    event recorded before a field with a default was added to its type reads as it did when it was published, so
+    its sha256 holds however the schema grows."""
+    if isinstance(value, msgspec.Struct):
+        kept = {f.encode_name: meaning(getattr(value, f.name)) for f in msgspec.structs.fields(value)
+                if not _at_default(getattr(value, f.name), f.default, f.default_factory, msgspec.NODEFAULT)}
+        if (tag_field := value.__struct_config__.tag_field) is not None:
+            kept[tag_field] = value.__struct_config__.tag
+        return kept
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: meaning(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if not _at_default(getattr(value, f.name), f.default, f.default_factory, dataclasses.MISSING)}
+    if isinstance(value, dict):
+        return {key: meaning(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [meaning(item) for item in value]
+    return value
+
+
+def _at_default(value: Any, default: Any, factory: Any, none: Any) -> bool:
+    if default is none and factory is none:
+        return False
+    default = factory() if default is none else default
+    return type(value) is type(default) and bool(value == default)
+
+
+def events_sha256(events: Iterable[Envelope]) -> str:
+    """The sha256 of events in log order: for each, the canonical JSON of its `position`, `type`,
+    `originator_id`, `originator_version` and `payload` (as `meaning` gives it), then a newline."""
+    digest = hashlib.sha256()
+    for e in events:
+        digest.update(_digested(e))
+    return digest.hexdigest()
+
+
+def _digested(e: Envelope) -> bytes:
+    return canonical_struct_bytes({
+        "position": e.position, "type": e.name, "originator_id": e.originator_id,
+        "originator_version": e.originator_version, "payload": meaning(e.payload),
+    }) + b"\n"
+
+
 def export_lines(events: Iterable[Envelope], publication: PublicationFact) -> Iterator[bytes]:
     """The file's lines (without newlines): the header, then one event a line."""
-    events = _as_the_format_selects(events, publication)
+    events = _as_the_format_selects(events, publication.week, publication.documents_format)
     state = LogState()
     for e in events:
         state.apply(e)
@@ -172,9 +225,20 @@ def _at(error: msgspec.ValidationError, root: str) -> str:
     return message
 
 
-def verify_lines(lines: Iterable[bytes]) -> WeekDocuments:
-    """Recompute the week's documents from the file alone; raise AuditError unless they hash as published.
-    Whether the publication was provisional is in the header (`is_provisional`)."""
+class Checked(msgspec.Struct, frozen=True, kw_only=True):
+    """What a file that agrees with itself recomputes to: compare it with the publication (domain/week/anchors.py)."""
+
+    header: Header
+    documents: WeekDocuments
+    ranking_sha256: str
+    matrix_sha256: str
+    events_sha256: str
+
+
+def check_lines(lines: Iterable[bytes]) -> Checked:
+    """Check the file's chain and recompute the week's documents and events sha256 from it alone; raise
+    AuditError unless it agrees with itself (the documents hash as its header says). Values from outside the file
+    show whether it is what was published (domain/week/anchors.py)."""
     it = iter(enumerate(lines, start=1))
     try:
         _, first = next(it)
@@ -188,7 +252,7 @@ def verify_lines(lines: Iterable[bytes]) -> WeekDocuments:
         parse_week(header.week)
     except WeekError as error:
         raise AuditError(f"line 1: week: {error}") from None
-    state, prev, count = LogState(), header.sha256, 0
+    state, prev, count, digest = LogState(), header.sha256, 0, hashlib.sha256()
     for number, raw in it:
         _check_line(number, raw, prev)
         line = _typed(number, raw, Line)
@@ -196,12 +260,16 @@ def verify_lines(lines: Iterable[bytes]) -> WeekDocuments:
             raise AuditError(f"line {number}: position {line.position} is out of order")
         try:
             payload = payload_decoder(line.type).decode(line.payload)
-            state.apply(Envelope(line.position, line.originator_id, line.originator_version, line.type, payload))
+            event = Envelope(line.position, line.originator_id, line.originator_version, line.type, payload)
+            state.apply(event)
         except msgspec.ValidationError as error:
             raise AuditError(f"line {number}: {_at(error, '$.payload')}") from None
         except (LookupError, AttributeError, msgspec.DecodeError) as error:
             raise AuditError(f"line {number}: the event cannot be read: {error}") from None
+        if line.time != event.at:
+            raise AuditError(f"line {number}: its time is not its payload's timestamp")
         prev, count = line.sha256, count + 1
+        digest.update(_digested(event))
     if count != header.events:
         raise AuditError(f"the file has {count} events but its header says {header.events}")
     try:
@@ -210,12 +278,21 @@ def verify_lines(lines: Iterable[bytes]) -> WeekDocuments:
         raise AuditError(f"line 1: {error}") from None
     if header.citation is not None and header.citation != _cited(docs):
         raise AuditError(f"line 1: the citation {header.citation!r} is not the week's ({_cited(docs)!r})")
-    for name, published, got in (
-        ("ranking", header.ranking_sha256, docs.ranking), ("matrix", header.matrix_sha256, docs.matrix),
+    checked = Checked(header=header, documents=docs, ranking_sha256=sha256_hex(docs.ranking),
+                      matrix_sha256=sha256_hex(docs.matrix), events_sha256=digest.hexdigest())
+    for name, claimed, got in (
+        ("ranking", header.ranking_sha256, checked.ranking_sha256),
+        ("matrix", header.matrix_sha256, checked.matrix_sha256),
     ):
-        if sha256_hex(got) != published:
-            raise AuditError(f"the {name} sha256 differs: published {published}, recomputed {sha256_hex(got)}")
-    return docs
+        if got != claimed:
+            raise AuditError(f"the {name} sha256 differs from the file's header: the header says {claimed}, "
+                             f"recomputed {got}")
+    return checked
+
+
+def verify_lines(lines: Iterable[bytes]) -> WeekDocuments:
+    """The week's documents recomputed from a file that agrees with itself (`check_lines`)."""
+    return check_lines(lines).documents
 
 
 def _cited(docs: WeekDocuments) -> str:

@@ -1,4 +1,5 @@
-"""Published weeks: the log position a week was computed at and the hashes of its ranking and Matrix.
+"""Published weeks: the log position a week was computed at and the hashes of its ranking, its Matrix and the
+events they were computed from.
 
 Replaying the log up to that position gives the same bytes, forever. Republishing after corrections adds a
 publication; the first stays.
@@ -37,6 +38,9 @@ class Publication(msgspec.Struct, frozen=True, kw_only=True):
     """Made while the week was in progress; superseded by the week's final publication."""
     documents_format: int = 1
     """The format the documents were written in (see domain/projections/documents.py); replays use it."""
+    events_sha256: str | None = None
+    """sha256 of the events the documents were computed from (domain/week/audit.py: `events_sha256`); None on
+    publications made before it was recorded."""
 
 
 class PublicationError(Exception):
@@ -74,6 +78,11 @@ class Week(Aggregate):
         """The format the ranking and Matrix were written in, so a replay writes the same bytes: 1 for weeks
         published before December 2026, 2 since (the citation as the method gives it, remarks and causes), 3 (the
         Matrix in stage order), 4 (the newest run is the one that started last; docs/audit-format.md)."""
+        events_sha256: str | None = None
+        """sha256 of the events the ranking and Matrix were computed from, in log order up to `position`: the
+        event lines of the publication's audit file (docs/audit-format.md), so a file can be checked against the
+        publication and not only against itself. None on publications made before it was recorded (their events
+        are not anchored)."""
 
         def apply(self, aggregate: Week) -> None:
             aggregate.publications.append(
@@ -81,7 +90,7 @@ class Week(Aggregate):
                     week=aggregate.week, position=self.position, ranking_sha256=self.ranking_sha256,
                     matrix_sha256=self.matrix_sha256, course_version=self.course_version, by=self.by,
                     at=self.timestamp, provisional=self.provisional,
-                    documents_format=self.documents_format,
+                    documents_format=self.documents_format, events_sha256=self.events_sha256,
                 )
             )
 
@@ -100,7 +109,7 @@ class Week(Aggregate):
 
     def publish(
         self, *, position: int, ranking_sha256: str, matrix_sha256: str, course_version: str, by: str,
-        at: datetime, documents_format: int = 1,
+        at: datetime, documents_format: int = 1, events_sha256: str | None = None,
     ) -> None:
         """Record a publication; made before the week is over (by `at`), it is provisional."""
         provisional = not is_over(self.week, at)
@@ -116,5 +125,5 @@ class Week(Aggregate):
         self.trigger_event(
             self.Published, timestamp=at, position=position, ranking_sha256=ranking_sha256,
             matrix_sha256=matrix_sha256, course_version=course_version, by=by, provisional=provisional,
-            documents_format=documents_format,
+            documents_format=documents_format, events_sha256=events_sha256,
         )

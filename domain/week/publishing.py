@@ -1,10 +1,11 @@
 """Publishing a week, and replaying the log to recompute what was published.
 
-A publication records the log position its documents were computed at and their sha256. "As published" is
-the standing publication's bytes (the first made once the week was over; while the week is in progress, the
-newest provisional one), which replaying the log up to that position gives again; "as corrected" is what the log
-says now. A week's final publication waits until every run that started in it is over, so that nothing but a
-correction changes it afterwards.
+A publication records the log position its documents were computed at, their sha256 and the sha256 of the events
+they were computed from (the event lines of the week's audit file). "As published" is the standing publication's
+bytes (the first made once the week was over; while the week is in progress, the newest provisional one), which
+replaying the log up to that position gives again; "as corrected" is what the log says now. A week's final
+publication waits until every run that started in it is over, so that nothing but a correction changes it
+afterwards.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from domain.projections.canonical import sha256_hex
 from domain.projections.documents import WeekDocuments, week_documents
 from domain.projections.facts import PublicationFact
 from domain.projections.fold import SKIMMED, LogState
+from domain.week.audit import events_sha256, published_events
 from domain.week.publications import Publication
 from domain.week.weeks import is_over, parse_week
 
@@ -74,10 +76,13 @@ def publish_week(record: Record, readmodels: WeekDocumentStore, command: Publish
         raise RunsStillOpenError(week, running)
     docs = readmodels.week_documents(week)
     ranking_sha, matrix_sha = sha256_hex(docs.ranking), sha256_hex(docs.matrix)
+    # the events of the week's audit file, so a file can be checked against the publication, not only itself
+    events_sha = events_sha256(published_events(record.read_log, week, docs.position, docs.documents_format))
     readmodels.store_published(docs)
     record.record_publication(
         week=week, position=docs.position, ranking_sha256=ranking_sha, matrix_sha256=matrix_sha,
         course_version=docs.course_version, by=by, documents_format=docs.documents_format,
+        events_sha256=events_sha,
     )
     readmodels.catch_up()  # so the read models list the publication at once
     published = record.week_record(week)

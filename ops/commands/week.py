@@ -45,7 +45,8 @@ def publish(args: argparse.Namespace) -> int:
             raise CommandError(str(error)) from None
     kind = "provisionally (the week is in progress) " if published.provisional else ""
     print(f"published {published.week} {kind}at log position {published.position}")
-    print(f"  ranking sha256 {published.ranking_sha256}\n  matrix  sha256 {published.matrix_sha256}")
+    print(f"  ranking sha256 {published.ranking_sha256}\n  matrix  sha256 {published.matrix_sha256}\n"
+          f"  events  sha256 {published.events_sha256}")
     return 0
 
 

@@ -146,7 +146,8 @@ def _summary(runtime: Runtime, ledger: RunLedger, week: str, models: list[str], 
         "ranking": entries,
         "published": None if published is None else {
             "position": published.position, "ranking_sha256": published.ranking_sha256,
-            "matrix_sha256": published.matrix_sha256, "provisional": published.provisional},
+            "matrix_sha256": published.matrix_sha256, "events_sha256": published.events_sha256,
+            "provisional": published.provisional},
     }
 
 
