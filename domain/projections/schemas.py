@@ -94,12 +94,14 @@ def published() -> dict[str, str]:
     from domain.projections.documents import Matrix, Ranking
     from domain.projections.logs import CorrectionsLog
     from domain.projections.repeats import Repeats
+    from domain.week.anchors import WeekPublications
 
     return {
         "ranking.json": schema_text(Ranking, "ranking", "CanItBuy ranking"),
         "matrix.json": schema_text(Matrix, "matrix", "CanItBuy Matrix"),
         "corrections.json": schema_text(CorrectionsLog, "corrections", "CanItBuy corrections log"),
         "repeats.json": schema_text(Repeats, "repeats", "CanItBuy repeat runs of a week"),
+        "week.json": schema_text(WeekPublications, "week", "CanItBuy publications of a week"),
     }
 
 

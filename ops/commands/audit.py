@@ -6,13 +6,29 @@ import argparse
 import sys
 from pathlib import Path
 
+import msgspec
+
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
-from domain.week.audit import AuditError, export_lines, is_provisional, verify_lines, week_events
+from domain.week import anchors
+from domain.week.anchors import WEEK_FORMAT, Expected, WeekPublications
+from domain.week.audit import AuditError, check_lines, export_lines, week_events
 from domain.week.publishing import NotPublishedError, UnknownWeekError
 from ops import arguments
-from ops.cli import CommandError
+from ops.cli import CommandError, UsageError
 from ops.commands import HELP, Subcommands
+
+VERIFY_DESCRIPTION = """\
+Check an audit file: its hash chain, then recompute the week's ranking and Matrix and the sha256 of its events from
+the file alone. The hashes in the file's header only show that the file agrees with itself (whoever wrote the file
+wrote them too), so give the published values, from the week's page or its JSON, to check it is what was published:
+
+  canitbuy audit verify week.jsonl --published https://canitbuy.com/api/weeks/2026-W48.json
+  canitbuy audit verify week.jsonl --ranking-sha256 HEX --matrix-sha256 HEX --events-sha256 HEX
+
+Exit 0: the file agrees with itself and with every value given (it says which were given; with none, it prints
+the three sha256 to compare and says the file is self-consistent only). Exit 1: one line naming the first broken
+line, or what differs from the published values, or why they could not be read. Exit 2: a usage error."""
 
 
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
@@ -24,8 +40,16 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     export.add_argument("--publication", type=arguments.whole_number(1, 10_000), default=1,
                         help="which publication (1 = the first)")
     export.set_defaults(handler=export_week)
-    verify = sub.add_parser("verify", help="recompute ranking and Matrix from the file alone and check hashes")
-    verify.add_argument("file", type=Path)
+    verify = sub.add_parser(
+        "verify", help="recompute ranking, Matrix and events sha256 from the file; check them against the published "
+        "ones", description=VERIFY_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    verify.add_argument("file", type=Path, help="the audit file, e.g. canitbuy-2026-W48-publication-1.jsonl")
+    verify.add_argument("--published", metavar="WEEK_JSON",
+                        help="the week's published values to check against: its JSON as a file or an address, "
+                        "e.g. https://canitbuy.com/api/weeks/2026-W48.json")
+    for name, what in (("ranking", "ranking"), ("matrix", "Matrix"), ("events", "events")):
+        verify.add_argument(f"--{name}-sha256", type=sha256_text, metavar="HEX",
+                            help=f"the published {what} sha256 to check against (as the week's page shows it)")
     verify.set_defaults(handler=verify_file)
     replay = sub.add_parser("replay", help="print a week's ranking JSON replayed from the log")
     replay.add_argument("--week", required=True, type=arguments.iso_week, help="ISO week, e.g. 2026-W48")
@@ -60,7 +84,19 @@ def export_week(args: argparse.Namespace) -> int:
         return 0
 
 
+def sha256_text(text: str) -> str:
+    """A sha256 as 64 hex digits (either case)."""
+    value = text.strip().lower()
+    if len(value) != 64 or not all(c in "0123456789abcdef" for c in value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a sha256 (64 hex digits)")
+    return value
+
+
 def verify_file(args: argparse.Namespace) -> int:
+    given = Expected(ranking_sha256=args.ranking_sha256, matrix_sha256=args.matrix_sha256,
+                     events_sha256=args.events_sha256)
+    if args.published is not None and anchors.given(given):
+        raise UsageError("audit verify: give --published or the --*-sha256 values, not both")
     try:
         data = args.file.read_bytes()
     except OSError as error:
@@ -69,14 +105,99 @@ def verify_file(args: argparse.Namespace) -> int:
     if lines and lines[-1] == b"":
         lines.pop()
     try:
-        docs = verify_lines(lines)
+        checked = check_lines(lines)
+        expected, source = (anchors.published(read_published(args.published), checked), args.published) \
+            if args.published is not None else (given, "the values given")
     except AuditError as error:
         raise CommandError(f"{args.file}: {error}") from None
-    kind = (" (a provisional publication, made while the week was in progress; the week's final publication "
-            "supersedes it)") if is_provisional(lines[0]) else ""
-    print(f"{args.file}: verified {docs.week} at log position {docs.position}: ranking and Matrix hash as "
-          f"published{kind}")
+    header = checked.header
+    against = (f"publication {expected.publication.number} of {header.week} in {source}"
+               if expected.publication is not None else source)
+    if differing := anchors.differences(checked, expected):
+        raise CommandError(f"{args.file}: not as published: differs from {against}: {'; '.join(differing)}")
+    print(f"{args.file}: {header.week} at log position {header.position}, {header.events} events; recomputed "
+          f"from the file:\n  ranking sha256 {checked.ranking_sha256}\n  Matrix  sha256 {checked.matrix_sha256}\n"
+          f"  events  sha256 {checked.events_sha256}")
+    print(_conclusion(expected, against, header.week, header.position))
+    if header.provisional:
+        print("A provisional publication, made while the week was in progress; the week's final publication "
+              "supersedes it.")
     return 0
+
+
+def _conclusion(expected: Expected, against: str, week: str, position: int) -> str:
+    """What was checked, in words that claim no more than that."""
+    checked = anchors.given(expected)
+    if not checked:
+        return (f"Self-consistent only: the hash chain holds and the ranking and Matrix recompute to the sha256 in "
+                f"the file's own header, which whoever wrote the file also wrote. Nothing outside the file was "
+                f"checked: compare the three sha256 with the publication at log position {position} on "
+                f"https://canitbuy.com/weeks/{week}, or run again with --published "
+                f"https://canitbuy.com/api/weeks/{week}.json")
+    one = len(checked) == 1
+    same = f"{_listed(checked)} sha256 {'equals that' if one else 'equal those'} of {against}"
+    if expected.publication is not None and expected.events_sha256 is None:
+        return (f"As published, events not anchored: the {same}. That publication recorded no events sha256 "
+                f"(publications made before it was recorded did not), so events that change neither document "
+                f"(e.g. a lab receipt) are checked against nothing but the file itself.")
+    if expected.publication is not None:
+        return f"As published: the {same}."
+    missing = [name for name in anchors.NAMES.values() if name not in checked]
+    unchecked = f" Not given, so not checked: {_listed(missing)}." if missing else ""
+    return f"Equal to the values given: the {_listed(checked)} sha256.{unchecked}"
+
+
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+MAX_PUBLISHED_BYTES = 16 * 1024 * 1024
+
+
+def read_published(source: str) -> WeekPublications:
+    """The week's published values from a file or an http(s) address; any failure is one line."""
+    if source.startswith(("http://", "https://")):
+        data = _fetched(source)
+    else:
+        try:
+            data = Path(source).read_bytes()
+        except OSError as error:
+            raise CommandError(f"cannot read {source}: {error.strerror}") from None
+    try:
+        record = msgspec.json.decode(data, type=WeekPublications)
+    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+        raise CommandError(f"{source} is not a week's JSON (/api/weeks/W.json): {error}") from None
+    if record.format != WEEK_FORMAT:
+        raise CommandError(f"{source} is a {record.format!r} document, not {WEEK_FORMAT!r}")
+    return record
+
+
+def _fetched(url: str) -> bytes:
+    import http.client
+    import urllib.error
+    import urllib.request
+
+    # only http(s) addresses come here (read_published), so no file: or other scheme is opened
+    headers = {"Accept": "application/json", "User-Agent": "canitbuy-audit"}
+    request = urllib.request.Request(url, headers=headers)  # noqa: S310
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
+            data: bytes = response.read(MAX_PUBLISHED_BYTES + 1)
+    except urllib.error.HTTPError as error:
+        raise CommandError(f"cannot fetch {url}: HTTP {error.code} {error.reason}") from None
+    except urllib.error.URLError as error:
+        raise CommandError(f"cannot fetch {url}: {_reason(error.reason)}") from None
+    except (OSError, http.client.HTTPException, ValueError) as error:
+        raise CommandError(f"cannot fetch {url}: {_reason(error)}") from None
+    if len(data) > MAX_PUBLISHED_BYTES:
+        raise CommandError(f"cannot fetch {url}: the answer is larger than {MAX_PUBLISHED_BYTES} bytes")
+    return data
+
+
+def _reason(reason: object) -> str:
+    if isinstance(reason, OSError) and reason.strerror:
+        return reason.strerror.lower()
+    return str(reason).strip().splitlines()[0] if str(reason).strip() else type(reason).__name__
 
 
 def replay_week(args: argparse.Namespace) -> int:

@@ -206,7 +206,7 @@ def test_every_command_does_its_work_on_a_real_store(env: dict[str, str], tmp_pa
     assert f"published {week}" in ok("week publish", "--week", week, "--by", "admin@example.org")
     assert "publication 1" in ok("week show", "--week", week)
     ok("audit export", "--week", week, "--out", str(tmp_path / "week.jsonl"))
-    assert "verified" in ok("audit verify", str(tmp_path / "week.jsonl"))
+    assert "Self-consistent only" in ok("audit verify", str(tmp_path / "week.jsonl"))
     assert json.loads(ok("audit replay", "--week", week))["week"] == week
     assert "publications recompute" in ok("check")
     assert f"wrote {tmp_path / 'data' / week}" in ok("dataset export", "--week", week, "--out", str(tmp_path / "data"))

@@ -43,8 +43,9 @@ def test_export_then_verify_passes(published, tmp_path, capsys):
     # Run.Started too: documents format 4 counts the run that started last (earlier files leave starts out)
     assert types == {"CourseRelease.Released", "Run.Scheduled", "Run.Started", "Run.Finished", "Correction.Issued"}
     assert all(json.loads(line)["payload"].get("week") in (WEEK, None) for line in lines[1:])
-    assert main(["audit", "verify", str(out)]) == 0
-    assert "verified 2026-W48" in capsys.readouterr().out
+    assert main(["audit", "verify", str(out), "--ranking-sha256", published.ranking_sha256,
+                 "--matrix-sha256", published.matrix_sha256, "--events-sha256", published.events_sha256]) == 0
+    assert "Equal to the values given: the ranking, Matrix and events sha256" in capsys.readouterr().out
 
 
 def test_flipping_one_byte_makes_verify_name_the_line(published, tmp_path, capsys):
@@ -106,7 +107,7 @@ def test_a_provisional_publication_exports_and_verifies_labelled(settings, monke
     assert json.loads(out.read_bytes().splitlines()[0])["provisional"] is True
     capsys.readouterr()
     assert main(["audit", "verify", str(out)]) == 0
-    assert "verified 2026-W48" in (said := capsys.readouterr().out) and "provisional publication" in said
+    assert "2026-W48 at log position" in (said := capsys.readouterr().out) and "provisional publication" in said
 
 
 def test_the_audit_file_cites_the_week_as_the_method_gives_it(published, tmp_path):
