@@ -1,8 +1,9 @@
 """The week archive and the corrections log.
 
-A week's page shows each publication: when, at which log position, the sha256 of its ranking and Matrix, the
-audit file to download and the command that verifies it. The audit file depends only on events up to the
-publication's position, which never change, so it is made once and kept.
+A week's page shows each publication: when, at which log position, the sha256 of its ranking, its Matrix and the
+events they were computed from, the audit file to download and the command that verifies it against them; the
+week's JSON (/api/weeks/W.json) lists the same values for `canitbuy audit verify --published`. The audit file
+depends only on events up to the publication's position, which never change, so it is made once and kept.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from domain.projections.logs import CorrectionsLog
+from domain.week.anchors import week_publications
 from domain.week.audit import export_lines, week_events
 from domain.week.publications import standing
 from domain.week.weeks import WeekError, parse_week
@@ -64,6 +66,24 @@ async def week_page(request: Request) -> Response:
     return send(request, page, max_age=30)
 
 
+async def week_json(request: Request) -> Response:
+    """The week's publications with their ranking, Matrix and events sha256 (docs/audit-format.md), the values
+    `canitbuy audit verify --published` checks an audit file against."""
+    site: Site = request.app.state.site
+    data = data_of(site)
+    week = week_in_path(request.path_params["week"])
+    if data.known(week) is None:
+        raise NotFound(f"There are no public results for week {week}.")
+
+    def make() -> Page:
+        body = week_publications(week, data.readmodels.publications(week))
+        return Page(body, "application/json", {"Access-Control-Allow-Origin": "*"})
+
+    key = ("week.json", week, site.version)
+    page = site.cache.get(key) or site.cache.put(key, await site.call(make))
+    return send(request, page, max_age=30)
+
+
 async def audit_file(request: Request) -> Response:
     site: Site = request.app.state.site
     data = data_of(site)
@@ -103,5 +123,6 @@ routes = [
     Route("/weeks", weeks_page),
     Route("/weeks/{week:str}", week_page),
     Route("/weeks/{week:str}/audit-{number:int}.jsonl", audit_file),
+    Route("/api/weeks/{week:str}.json", week_json),
     Route("/corrections", corrections_page),
 ]
