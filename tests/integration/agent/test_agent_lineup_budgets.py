@@ -6,6 +6,7 @@ import re
 import warnings
 from pathlib import Path
 
+from adapters.models import lineup
 from adapters.models.agent import request_payload
 from adapters.models.lineup import FLAGSHIP, WEEKLY
 from adapters.models.release import current_agent
@@ -56,3 +57,12 @@ def test_the_agent_page_gives_the_token_limits_requests_send_and_not_the_release
     assert spec["limits"]["max_tokens"] == current_agent().limits.max_tokens
     assert f"record holds {spec['limits']['max_tokens']} here" in words and "the requests do not send" in words
     assert spec["limits"]["max_tokens"] not in sent
+
+
+def test_the_agent_page_calls_the_line_ups_prices_our_assumption_as_the_line_up_does(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "var", site_secret="test secret " * 4)
+    with TestClient(create_app(settings), base_url="https://testserver") as client:
+        page = " ".join(client.get("/agent").text.split())
+    assert "not quoted from the gateway" in " ".join((lineup.__doc__ or "").split())
+    assert "are our assumption, not quoted from the gateway" in page
+    assert "Prices are the gateway’s" not in page
