@@ -5,6 +5,11 @@ submission schema, widened to our course's test set and ids and to lab receipts)
 the submission object as its arguments and answers as `POST /api/leaderboard/submit` does, inside the tool
 result: the same body as structured content and as text, `isError` true with the problem (400 or 429).
 
+The request is read as `POST /api/leaderboard/submit` reads its body (`arc_validation.read_json`: NaN and Infinity
+are not JSON, as for `JSON.parse`) and the arguments go to the same checks as a body's object
+(`arc_validation.check_submission`), never encoded again: the same values get the same answers, a lone surrogate
+("\ud800", valid JSON) included. Answers are JSON in ASCII, so an id sent with one is echoed as it came.
+
 Only `Content-Type: application/json` is taken (else -32600 with HTTP 415), so no other site can make a visitor's
 browser call the tool. Protocol errors are JSON-RPC errors: -32700 not JSON (or nested too deep to read), -32600
 not a request (batches included), both with HTTP 400; -32601 unknown method, -32602 bad params (unknown tool,
@@ -24,8 +29,9 @@ from starlette.routing import Route
 
 from domain.leaderboards.arc import COURSE_TEST_SET, MAX_BYTES
 from domain.leaderboards.arc_schema import course_schema
+from domain.leaderboards.arc_validation import NotJson, read_json
 from web.site import Site
-from web.submissions import bounded_body, client_address, flooded, is_json, take
+from web.submissions import bounded_body, client_address, flooded, is_json, take_read
 
 PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")
 TOOL = "submit_leaderboard_run"
@@ -59,7 +65,9 @@ def _error(error: RpcError, status: int = 200) -> Response:
 
 
 def _json(body: dict[str, Any], status: int = 200) -> Response:
-    data = msgspec.json.encode(body)
+    # ASCII with escapes: an id or method the client sent with a lone surrogate ("\ud800", valid JSON) is echoed
+    # as it was sent, where UTF-8 cannot carry it.
+    data = json.dumps(body, separators=(",", ":")).encode()
     etag = '"' + hashlib.sha256(data).hexdigest()[:32] + '"'
     return Response(data, status_code=status, media_type="application/json",
                     headers={"Cache-Control": "no-store", "ETag": etag})
@@ -68,23 +76,27 @@ def _json(body: dict[str, Any], status: int = 200) -> Response:
 def _request(raw: bytes) -> dict[str, Any]:
     if len(raw) > MAX_REQUEST:
         raise RpcError(-32600, f"the request is larger than {MAX_REQUEST} bytes (a submission is at most 200 KB)")
-    try:
-        message = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise RpcError(-32700, "parse error: the body is not JSON") from None
-    except RecursionError:
-        raise RpcError(-32700, "parse error: the JSON is nested too deep") from None
+    try:  # read as the submit endpoint reads its body, so the arguments are the values a body would be
+        message = read_json(raw)
+    except NotJson:
+        raise RpcError(-32700, "parse error: the body is not JSON (NaN and Infinity are not JSON)") from None
     if isinstance(message, list):
         raise RpcError(-32600, "invalid request: batches are not supported; send one request")
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
         raise RpcError(-32600, 'invalid request: need an object with "jsonrpc": "2.0" and a "method" string',
-                       message.get("id") if isinstance(message, dict) else None)
-    if "id" in message and not (message["id"] is None or isinstance(message["id"], str | int)):
+                       _id_of(message))
+    if "id" in message and _id_of(message) is None and message["id"] is not None:
         raise RpcError(-32600, "invalid request: id must be a string or a number")
     params = message.get("params", {})
     if not isinstance(params, dict):
         raise RpcError(-32602, "invalid params: params must be an object", message.get("id"))
     return message
+
+
+def _id_of(message: Any) -> str | int | None:
+    """The request's id when it is one JSON-RPC allows (a string or an integer), to echo; None otherwise."""
+    id_ = message.get("id") if isinstance(message, dict) else None
+    return id_ if isinstance(id_, str | int) and not isinstance(id_, bool) else None
 
 
 async def _call(site: Site, request: Request, params: dict[str, Any], id_: Any) -> dict[str, Any]:
@@ -93,12 +105,17 @@ async def _call(site: Site, request: Request, params: dict[str, Any], id_: Any) 
     arguments = params.get("arguments")
     if not isinstance(arguments, dict):
         raise RpcError(-32602, "invalid params: arguments must be the submission object", id_)
-    answer = await take(site, msgspec.json.encode(arguments), client_address(request))
+    answer = await take_read(site, arguments, _size(arguments), client_address(request))
     return {
         "content": [{"type": "text", "text": msgspec.json.encode(answer.body).decode()}],
         "structuredContent": {"http_status": answer.status, **answer.body},
         "isError": answer.status >= 400,
     }
+
+
+def _size(arguments: dict[str, Any]) -> int:
+    """The arguments' bytes as compact UTF-8 JSON, for the 200 KB limit (a lone surrogate counts its 3 bytes)."""
+    return len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))
 
 
 def _initialize(params: dict[str, Any]) -> dict[str, Any]:

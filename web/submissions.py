@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import msgspec
@@ -28,8 +29,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from domain.leaderboards.arc import MAX_BYTES, SubmissionProblem
-from domain.leaderboards.arc_validation import BodyTooLarge, parse_submission
+from domain.leaderboards.arc import MAX_BYTES, Submission, SubmissionProblem
+from domain.leaderboards.arc_validation import BodyTooLarge, check_submission, parse_submission
 from domain.leaderboards.submissions import QuotaExceeded, network_key
 from web.errors import TITLES
 from web.public.leaderboard import board_of
@@ -77,9 +78,24 @@ async def flooded(site: Site, request: Request) -> Response | None:
 
 async def take(site: Site, body: bytes, address: str) -> Answer:
     """Check a submission and store it once; the answer says the id or the first problem found."""
+    return await _take(site, address, lambda now: parse_submission(body, now))
+
+
+async def take_read(site: Site, data: object, size: int, address: str) -> Answer:
+    """The same for a submission already read by `read_json` (an MCP tool's arguments, `size` bytes of the request):
+    over 200 KB is 413, then the checks `take` makes after reading its body, on the same values."""
+    def check(now: datetime) -> Submission:
+        if size > MAX_BYTES:
+            raise BodyTooLarge(f"The submission is larger than 200 KB ({MAX_BYTES} bytes).")
+        return check_submission(data, now)
+
+    return await _take(site, address, check)
+
+
+async def _take(site: Site, address: str, read: Callable[[datetime], Submission]) -> Answer:
     now = site.runtime.record.clock()
     try:
-        submission = parse_submission(body, now)
+        submission = read(now)
     except BodyTooLarge as problem:
         return _problem(413, str(problem))
     except SubmissionProblem as problem:

@@ -67,12 +67,22 @@ def parse_submission(body: bytes, now: datetime | None = None) -> Submission:
     sequences replaced and a leading byte order mark dropped; JSON's numbers are doubles (1e400 is Infinity)."""
     if len(body) > MAX_BYTES:
         raise BodyTooLarge(f"The submission is larger than 200 KB ({MAX_BYTES} bytes).")
+    return check_submission(read_json(body), now)
+
+
+class NotJson(SubmissionProblem):
+    """The bytes are not JSON as `JSON.parse` reads it (NaN and Infinity are not JSON)."""
+
+
+def read_json(body: bytes) -> Any:
+    """The bytes as ARC's server reads a request body: UTF-8 with invalid sequences replaced, a leading byte order
+    mark dropped, `NaN`/`Infinity` refused as `JSON.parse` refuses them, integers past 2**53 read as doubles. The
+    MCP endpoint reads its whole request with this too, so a tool's arguments are the values a body would be."""
     text = body.decode("utf-8", "replace").removeprefix("\ufeff")
     try:
-        data = json.loads(text, parse_constant=_no_constant, parse_int=_js_number)
+        return json.loads(text, parse_constant=_no_constant, parse_int=_js_number)
     except (ValueError, RecursionError):
-        raise SubmissionProblem("Send a JSON object. See /leaderboard/spec.") from None
-    return check_submission(data, now)
+        raise NotJson("Send a JSON object. See /leaderboard/spec.") from None
 
 
 def _no_constant(name: str) -> Any:

@@ -55,6 +55,19 @@ class Case:
     def is_object(self) -> bool:
         return self.body.lstrip().startswith(b"{")
 
+    @property
+    def is_json(self) -> bool:
+        """Whether JSON.parse reads the body: NaN and Infinity are not JSON (Python's json reads them)."""
+        try:
+            json.loads(self.body, parse_constant=_refuse)
+        except ValueError:
+            return False
+        return True
+
+
+def _refuse(name: str) -> Any:
+    raise ValueError(name)
+
 
 def iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -209,6 +222,8 @@ def cases(now: datetime) -> list[Case]:  # noqa: PLR0915 - one line a branch rea
         "z" * 58 + "<>",
         "Nordic   Shopper",
         "<script>alert(1)</script>",
+        "x\ud800",
+        "\udc00" + "y" * 59,
     ]:
         field(f"agent.name {value[:20]!r} is taken after cleaning", "agent.name", value, TAKEN)
 
@@ -469,6 +484,12 @@ def cases(now: datetime) -> list[Case]:  # noqa: PLR0915 - one line a branch rea
             field(f"{key} {value!r} is dropped or kept", f"results.6.{key}", value, TAKEN)
     raw = json.dumps(b).replace('"steps": 16', '"steps": 1e400').encode()
     add("steps 1e400 (Infinity) is dropped", raw, TAKEN)
+    for constant in ["NaN", "Infinity", "-Infinity"]:  # not JSON: JSON.parse throws, and ARC's first message
+        add(
+            f"steps {constant} is not JSON",
+            json.dumps(b).replace('"steps": 16', f'"steps": {constant}').encode(),
+            OBJECT,
+        )
 
     # n: at least 10 results that are not error or not_attempted.
     nine = _set(
