@@ -20,6 +20,7 @@ from domain.agent.verdicts import FetchedPage
 
 USER_AGENT = "CanItBuyAgent/1.0"
 MAX_PAGES = 20
+DEFAULT_PORTS = {"http": 80, "https": 443}
 _SKIP = {"script", "style", "noscript", "template", "svg"}
 
 
@@ -79,14 +80,44 @@ def parse_page(url: str, html: str) -> StorePage:
     return StorePage(url=url, text=text, json_ld=found, links=[urljoin(url, link) for link in parser.links])
 
 
+Origin = tuple[str, str, int]
+"""Scheme, host and port, normalised: lower case, the scheme's default port written out."""
+
+
+def origin_of(url: str) -> Origin | None:
+    """The URL's origin, or None for one the fetcher never requests: not http(s), no host, a port that is not a
+    number, or a user name or password before the host (`http://store@elsewhere/` is elsewhere's)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    if scheme not in DEFAULT_PORTS or not host or "@" in parts.netloc:
+        return None
+    return scheme, host, port if port is not None else DEFAULT_PORTS[scheme]
+
+
+def request_target(url: str) -> str:
+    """The path and query the URL asks its origin for (what follows the origin's base in the request)."""
+    parts = urlsplit(url)
+    path = parts.path if parts.path.startswith("/") else "/" + parts.path
+    return path + (f"?{parts.query}" if parts.query else "")
+
+
 class StoreFetcher:
-    """Fetches pages of one store; *.localhost names are reached on loopback with the Host header."""
+    """Fetches pages of one store, and only of its origin (scheme, host and port compared, not the address's
+    text); *.localhost names are reached on loopback with the Host header."""
 
     def __init__(self, start_url: str, *, max_pages: int = MAX_PAGES, timeout: float = 10.0) -> None:
+        origin = origin_of(start_url)
+        if origin is None:
+            raise ValueError(f"not a store address the fetcher reads: {start_url}")
         parts = urlsplit(start_url)
-        self.origin, self.host = f"{parts.scheme}://{parts.netloc}", parts.netloc
-        local = (parts.hostname or "").endswith(".localhost")
-        self._base = f"{parts.scheme}://127.0.0.1:{parts.port or 80}" if local else self.origin
+        scheme, host, port = self.origin = origin
+        self.host = parts.netloc
+        local = host.endswith(".localhost")
+        self._base = f"{scheme}://127.0.0.1:{port}" if local else f"{scheme}://{parts.netloc}"
         self._http = httpx.AsyncClient(timeout=timeout, headers={"User-Agent": USER_AGENT, "Host": self.host})
         self.max_pages = max_pages
         self.fetched: list[FetchedPage] = []
@@ -98,7 +129,7 @@ class StoreFetcher:
         pages: list[StorePage] = []
         while queue and len(pages) < self.max_pages:
             url = queue.popleft().split("#")[0]
-            if url in seen or not url.startswith(self.origin):
+            if url in seen or origin_of(url) != self.origin:
                 continue
             seen.add(url)
             page = await self._get(url)
@@ -111,7 +142,7 @@ class StoreFetcher:
 
     async def _get(self, url: str) -> StorePage | None:
         try:
-            response = await self._http.get(self._base + url[len(self.origin):])
+            response = await self._http.get(self._base + request_target(url))
         except httpx.HTTPError as error:
             self.fetched.append(FetchedPage(url=url, status=None, sha256=None, error=type(error).__name__))
             return None
