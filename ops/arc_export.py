@@ -1,8 +1,9 @@
 """Reading a batch's runs for its export, the outcomes a person gave, and checking the export before it is printed.
 
 Outcomes a person gave (`--outcomes FILE`): a CSV with the columns id and outcome, one row a reviewed row of the
-batch, each outcome one of ARC's. Only rows that need review take one (`no_cart` by code on a store outside our
-lab): a course row, or one code judged blocked, error or not_attempted, is refused, as is an id not in the batch.
+batch, each outcome one of ARC's. Rows that need review take one (`no_cart` by code on a store outside our lab),
+and so may `blocked` by code there; a course row, or one code judged error or not_attempted, is refused, as is an
+id not in the batch.
 
 The check is ARC's own JSON Schema (for our course: the same schema with the course's test-set name, ids and
 the receipt allowed, as our MCP tool publishes it), then our submission service's parser: what we print is what
@@ -25,7 +26,7 @@ import msgspec
 from adapters.wiring import Runtime
 from domain.leaderboards.arc import ARC_TEST_SET, COURSE_TEST_SET, OUTCOMES, SubmissionProblem, TestItem, arc_100_v1
 from domain.leaderboards.arc_batches import ArcBatch, load_batch
-from domain.leaderboards.arc_export import RunEnd, arc_outcome, needs_review, submission_of, unreviewed
+from domain.leaderboards.arc_export import RunEnd, arc_outcome, may_review, submission_of, unreviewed
 from domain.leaderboards.arc_export import run_end as end_of
 from domain.leaderboards.arc_schema import arc_schema, course_schema
 from domain.leaderboards.arc_validation import parse_submission
@@ -95,10 +96,10 @@ def read_outcomes(name: str, batch: ArcBatch, ends: Mapping[str, RunEnd]) -> dic
                 raise ExportRefused(f"{where}: outcome {outcome!r} for {row_id} must be one of {', '.join(OUTCOMES)}")
             if row_id in found:
                 raise ExportRefused(f"{where}: {row_id} appears twice")
-            if not needs_review(ends.get(rows[row_id].run_id), course=course):
+            if not may_review(ends.get(rows[row_id].run_id), course=course):
                 code = arc_outcome(ends.get(rows[row_id].run_id))
                 why = ("it ran on our lab, judged by its markers" if course
-                       else "only no_cart rows outside our lab are reviewed")
+                       else "only no_cart and blocked rows outside our lab are reviewed")
                 raise ExportRefused(f"{where}: {row_id} is {code} as code decided it and stands ({why})")
             found[row_id] = outcome
     except csv.Error as error:

@@ -7,8 +7,9 @@ broke"; both are left out of n); a row whose run never started is `not_attempted
 Outcomes outside our lab: code reads only the lab's cart and checkout markers, so on a real store a run it calls
 `no_cart` may have put the product in the cart. Such a row is not a judged outcome: an ARC-100 batch is exported
 only with the outcome a person gave each of them after reviewing the run's evidence (`reviewed`), and the run's
-notes say how many. `blocked`, `error` and `not_attempted` are decided by code and stand. Course batches (our
-lab, whose markers code reads) are exported as code judged them.
+notes say how many. `blocked` outside our lab stands unless a person reviewed it too (code reads a real store's
+challenge from its page, and may be wrong there); `error` and `not_attempted` are decided by code and stand. Course
+batches (our lab, whose markers code reads) are exported as code judged them.
 
 Evidence is a screenshot, addressed under the site's public https base when one is configured (else left out):
 for `checkout_reached` the run's final screen (the screen as the run left it, the last of Run.MediaKept's
@@ -41,9 +42,9 @@ NOTES = (
 REVIEWED_NOTES = (
     "CanItBuy harness: headless Chromium driven step by step (at most 16 steps and 150 s a store), one attempt "
     "per store, stopped before payment. Code cannot read a real store's cart: {reviewed} of {rows} results "
-    "(no_cart by code) were reviewed by a person from the run's evidence, who gave their outcome. blocked "
-    "(verification page, HTTP 401/403/429, captcha), error (ours, stores unreachable from our machine included) "
-    "and not_attempted were decided by code."
+    "(every no_cart by code, {blocked} blocked by code) were reviewed by a person from the run's evidence, who "
+    "gave their outcome. Other blocked (HTTP 401/403/429 or a challenge page), error (ours, stores unreachable "
+    "from our machine included) and not_attempted were decided by code."
 )
 LAB_CART_PATH = "/cart"
 """The lab's cart page, the one page showing its cart marker (`#nordlys-cart`)."""
@@ -114,6 +115,12 @@ def needs_review(end: RunEnd | None, *, course: bool) -> bool:
     return not course and arc_outcome(end) == "no_cart"
 
 
+def may_review(end: RunEnd | None, *, course: bool) -> bool:
+    """Whether a person may give the row's outcome: every row that needs review, and `blocked` by code outside our
+    lab, which stands without one."""
+    return needs_review(end, course=course) or (not course and arc_outcome(end) == "blocked")
+
+
 def unreviewed(batch: ArcBatch, ends: Mapping[str, RunEnd], reviewed: Mapping[str, str]) -> list[str]:
     """The ids of the rows that need a person's review and have none in `reviewed`."""
     course = batch.test_set == COURSE_TEST_SET
@@ -165,10 +172,11 @@ def submission_of(
     missing = unreviewed(batch, ends, reviewed)
     if missing:
         raise ValueError(f"rows need a person's review: {', '.join(missing)}")
-    given = {row.id: reviewed.get(row.id) if needs_review(ends.get(row.run_id), course=course) else None
+    given = {row.id: reviewed.get(row.id) if may_review(ends.get(row.run_id), course=course) else None
              for row in batch.rows}
     if any(row_id not in given or given[row_id] is None for row_id in reviewed):
-        raise ValueError("a reviewed outcome was given for a row that needs no review")
+        raise ValueError("a reviewed outcome was given for a row whose outcome code decided and stands")
+    blocked = sum(arc_outcome(ends.get(row.run_id)) == "blocked" for row in batch.rows if row.id in reviewed)
     versions = sorted({e.agent_version for e in ends.values() if e.agent_version})
     agent: dict[str, Any] = {"name": agent_name(batch.model), "path": "browser", "model": batch.model[:80],
                              "builder": BUILDER}
@@ -176,7 +184,7 @@ def submission_of(
         agent["version"] = versions[-1][:40]
     ended = [e.ended_at for e in ends.values() if e.ended_at is not None]
     finished = batch.finished_at or (max(ended) if ended else batch.started_at)
-    notes = NOTES if course else REVIEWED_NOTES.format(reviewed=len(reviewed), rows=len(batch.rows))
+    notes = NOTES if course else REVIEWED_NOTES.format(reviewed=len(reviewed), rows=len(batch.rows), blocked=blocked)
     return {
         "spec": SPEC,
         "test_set": batch.test_set,

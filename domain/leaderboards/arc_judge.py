@@ -4,7 +4,8 @@ Pure, like the course's judge beside it, and decided by code from what the page 
 - `checkout_reached`: the lab's checkout marker is open (with the product in the order when the order is shown);
 - `added_to_cart`: the newest cart marker (`#nordlys-cart`) the run read holds the product (any colour or size:
   ARC accepts "the closest in-stock variant");
-- `blocked`: the run ended on a verification page, an HTTP 401/403/429 or a captcha;
+- `blocked`: the run ended on a page that refuses it (HTTP 401/403/429) or on a challenge page (`is_blocked`): a
+  captcha or human check standing in the way, never a notice such as "This site is protected by reCAPTCHA";
 - `no_cart`: anything else.
 `error` (our error, the model's connection) and `not_attempted` are not verdicts: a cut-short run and a row never
 run are named so when a batch is exported.
@@ -23,14 +24,33 @@ from urllib.parse import urlsplit
 import msgspec
 
 from domain.agent.agent_ports import Task
-from domain.agent.guards import is_verification_page
 from domain.agent.judge import infer_stage, order_of
 from domain.agent.observation import Observation, PageProbe
 from domain.agent.verdicts import OrderSummary, Outcome, Verdict
 
 ARC_TASK = "Add this product to the cart: {product_url}"
 BLOCKING_STATUS = frozenset({401, 403, 429})
-_CAPTCHA = re.compile(r"captcha|are you a robot|verify (?:that )?you are (?:a )?human", re.IGNORECASE)
+"""Statuses that refuse the agent (ARC: "HTTP 403"), whatever the page says."""
+CHALLENGE_STATUS = 503
+"""A challenge served as 503 (a bot wall's "checking your browser"); a 503 that asks for nothing is an outage."""
+_YOU = r"(?:you are|you're|you\u2019re)"
+_CHALLENGE = re.compile(
+    rf"captcha|are you a (?:robot|human)|not a robot|(?:verify|prove|confirm) (?:that )?{_YOU} (?:a )?human|"
+    r"human verification|checking (?:your browser|if the site connection is secure)|security check|"
+    r"bot (?:check|gate|verification)|verification (?:page|required)|press (?:&|and) hold",
+    re.IGNORECASE,
+)
+"""Words of a page that asks for proof of a human."""
+_NOTICE = re.compile(
+    r"[^.\n]*\bprotected by (?:google )?(?:re|h)?captcha\b[^.\n]*\.?|\b(?:re|h)captcha\s*privacy\s*[-\u2013]\s*terms",
+    re.IGNORECASE,
+)
+"""A captcha provider's notice ("This site is protected by reCAPTCHA and the Google Privacy Policy and Terms of
+Service apply."; the badge's "reCAPTCHA Privacy - Terms"): on ordinary pages of many stores, never in the way."""
+OPENING = 600
+"""Characters of visible text that open the page: where a challenge that stands in the way is read."""
+INTERSTITIAL = 1000
+"""A page with less visible text than this is all opening: an interstitial, read whole."""
 
 
 def arc_task(product_url: str) -> Task:
@@ -60,10 +80,21 @@ def holds_product(summary: OrderSummary, product_url: str) -> bool:
 
 
 def is_blocked(observation: Observation) -> bool:
-    """The store stopped the agent: a verification page, a refusing status, or a captcha on the page."""
-    if is_verification_page(observation) or observation.status in BLOCKING_STATUS:
-        return True
-    return bool(_CAPTCHA.search(f"{observation.title}\n{observation.text[:2000]}"))
+    """The store stopped the agent: a refusing status, or a challenge page (`challenge`)."""
+    return observation.status in BLOCKING_STATUS or challenge(observation) is not None
+
+
+def challenge(observation: Observation) -> str | None:
+    """The words with which the page asks for proof of a human where they stand in the way, else None: in its
+    title, in an open modal dialog's name or in the text that opens the page; anywhere in the text of an
+    interstitial (a short page) or of a 503. A captcha provider's notice is not read. The observation lists no
+    frames (observe.js, part of the agent release), so a widget is known by its page's words, not its iframe."""
+    text = _NOTICE.sub(" ", observation.text[:2000])
+    whole = observation.status == CHALLENGE_STATUS or len(observation.text.strip()) < INTERSTITIAL
+    places = [_NOTICE.sub(" ", observation.title), *(d.name for d in observation.dialogs if d.modal),
+              text if whole else text[:OPENING]]
+    found = next((m for place in places if (m := _CHALLENGE.search(place))), None)
+    return found.group(0) if found else None
 
 
 def judge_arc_probe(probe: PageProbe, task: Task, step: int) -> Verdict | None:
@@ -88,7 +119,8 @@ def judge_arc_end(ended: Outcome, observation: Observation | None, task: Task, s
                        reason=f"the cart holds the product (the lab's cart marker); the run ended: {reason}")
     stage = infer_stage(observation, task) if observation else "entry"
     if observation is not None and is_blocked(observation):
-        why = f"HTTP {observation.status}" if observation.status in BLOCKING_STATUS else reason
+        why = (f"HTTP {observation.status}" if observation.status in BLOCKING_STATUS
+               else f"a challenge page ({challenge(observation)!r})")
         return Verdict(passed=False, outcome=ended, stage="entry", step=step, arc="blocked",
                        reason=f"the store blocked the agent: {why}")
     return Verdict(passed=False, outcome=ended, stage=stage, step=step, arc="no_cart",

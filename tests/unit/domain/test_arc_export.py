@@ -109,7 +109,25 @@ def test_no_cart_outside_the_lab_is_exported_only_with_a_persons_outcome() -> No
         submission_of(batch, ends)
     document = submission_of(batch, ends, reviewed={items[0].id: "added_to_cart", items[2].id: "no_cart"})
     assert [r["outcome"] for r in document["results"]] == ["added_to_cart", "blocked", "no_cart"]
-    assert document["run"]["notes"] == REVIEWED_NOTES.format(reviewed=2, rows=3)
-    with pytest.raises(ValueError, match="needs no review"):  # code's blocked stands
-        submission_of(batch, ends, reviewed={items[0].id: "no_cart", items[1].id: "added_to_cart",
-                                             items[2].id: "no_cart"})
+    assert document["run"]["notes"] == REVIEWED_NOTES.format(reviewed=2, rows=3, blocked=0)
+    # code's blocked stands without a review, and a person may review it too: code can be wrong about a real store
+    document = submission_of(batch, ends, reviewed={items[0].id: "no_cart", items[1].id: "added_to_cart",
+                                                    items[2].id: "no_cart"})
+    assert [r["outcome"] for r in document["results"]] == ["no_cart", "added_to_cart", "no_cart"]
+    assert "3 of 3 results (every no_cart by code, 1 blocked by code) were reviewed" in document["run"]["notes"]
+
+
+def test_error_and_not_attempted_outside_the_lab_and_every_course_row_stand_as_code_decided() -> None:
+    items = list(arc_100_v1().items)[:2]
+    batch, runs = schedule_batch(test_set=ARC_TEST_SET, model="m", items=[(i, i.product_url) for i in items],
+                                 course_version="2.1", week="2026-W50", requested_by="test", at=AT)
+    ends = {str(runs[0].id): RunEnd(status="cut_short", steps=1)}  # error; the second never started
+    for row in items:
+        with pytest.raises(ValueError, match="stands"):
+            submission_of(batch, ends, reviewed={row.id: "added_to_cart"})
+    course, course_runs = schedule_batch(test_set=COURSE_TEST_SET, model="m", items=[(course_test_set().items[9], LAB)],
+                                         course_version="2.1", week="2026-W50", requested_by="test", at=AT)
+    blocked = {str(course_runs[0].id): RunEnd(status="finished", verdict=Verdict(passed=False, outcome="stopped",
+                                                                                 arc="blocked"))}
+    with pytest.raises(ValueError, match="stands"):
+        submission_of(course, blocked, reviewed={"s10": "added_to_cart"})

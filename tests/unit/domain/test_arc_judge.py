@@ -9,7 +9,7 @@ from domain.agent.actions import Click, Stop
 from domain.agent.agent_ports import Decision
 from domain.agent.episode import Episode
 from domain.agent.judge import judge_probe
-from domain.agent.observation import Element, Observation, PageProbe
+from domain.agent.observation import Dialog, Element, Observation, PageProbe
 from domain.agent.verdicts import OrderLine, OrderSummary, Verdict
 from domain.leaderboards.arc_export import RunEnd, arc_outcome
 from domain.leaderboards.arc_judge import arc_task, holds_product, judge_arc_end, judge_arc_probe, product_slug
@@ -81,6 +81,48 @@ def test_without_the_product_in_a_readable_cart_the_outcome_is_no_cart(cart: str
 def test_a_verification_page_a_refusing_status_or_a_captcha_is_blocked(status: int, text: str) -> None:
     verdict = judge_arc_end("verification_page", seen("/", status=status, text=text), TASK, 1, "stopped", None)
     assert not verdict.passed and verdict.arc == "blocked" and verdict.stage == "entry"
+
+
+SHOPIFY_CHALLENGE = ("Your connection needs to be verified\nTo continue, let us know you\u2019re not a robot.\n"
+                     "Submit\nThis site is protected by reCAPTCHA and the Google Privacy Policy and Terms of Service "
+                     "apply.")
+CART_PAGE = ("Free shipping over $50\nShop  Men  Women  Sale\nYour cart\nAero Run 2 - Black / EU 42  $139.00  Qty 1\n"
+             "Subtotal $139.00\nCheck out\n" + "Customer care  Returns  Shipping  Stores  Gift cards\n" * 20
+             + "This site is protected by reCAPTCHA and the Google Privacy Policy and Terms of Service apply.\n"
+             "reCAPTCHA\nPrivacy - Terms")
+
+
+@pytest.mark.parametrize(("status", "title", "text"), [
+    (200, "Your cart", CART_PAGE),  # a footer notice on an ordinary page
+    (200, "Contact", "Contact us\nThis site is protected by hCaptcha and its Privacy Policy and Terms apply."),
+    (200, "Aero Run 2", "Aero Run 2  $139\nAdd to cart\n" + "Reviews " * 200 + "\nNewsletter (captcha below)"),
+    (503, "Down for maintenance", "We are down for maintenance; back soon."),  # an outage asks for nothing
+    (404, "Not found", "Page not found"),
+])
+def test_a_page_that_neither_refuses_nor_challenges_is_not_blocked(status: int, title: str, text: str) -> None:
+    observation = seen("/cart", status=status, text=text, title=title)
+    verdict = judge_arc_end("stopped", observation, TASK, 4, "the agent stopped: added", None)
+    assert verdict.arc == "no_cart"
+
+
+@pytest.mark.parametrize(("status", "title", "text"), [
+    (200, "Challenge", SHOPIFY_CHALLENGE),  # a short page: the challenge is all of it
+    (200, "Verify you are human", CART_PAGE),  # the title says it
+    (200, "Shop", "Security check\nPlease complete the CAPTCHA to continue\n" + CART_PAGE),  # it opens the page
+    (503, "Just a moment...", "x" * 1500 + " Checking your browser before accessing the store."),
+])
+def test_a_challenge_page_is_blocked_at_any_status(status: int, title: str, text: str) -> None:
+    verdict = judge_arc_end("stopped", seen("/challenge", status=status, text=text, title=title), TASK, 2, "x", None)
+    assert verdict.arc == "blocked" and verdict.reason.startswith("the store blocked the agent: a challenge page")
+
+
+def test_a_captcha_in_a_modal_dialog_over_the_page_is_blocked() -> None:
+    dialog = Dialog(id="d0", name="Please verify you are human", modal=True)
+    observation = Observation(url=f"{URL}/cart", text=CART_PAGE, dialogs=[dialog])
+    assert judge_arc_end("stopped", observation, TASK, 3, "x", None).arc == "blocked"
+    aside = Dialog(id="d0", name="Please verify you are human", modal=False)
+    assert judge_arc_end("stopped", msgspec.structs.replace(observation, dialogs=[aside]), TASK, 3, "x",
+                         None).arc == "no_cart"
 
 
 def test_a_product_already_in_the_cart_outweighs_a_later_block() -> None:
