@@ -1,27 +1,49 @@
 """The numbers behind the site's charts, computed from the weeks' public documents (CC BY 4.0).
 
 Each chart is drawn from one of these Structs and its table prints the same values, so what a reader sees, what
-a screen reader reads and what /api/charts/*.json serves are one set of numbers. Nothing here is part of a
-publication: the charts are views of the ranking and the Matrix, never a source of a result.
+a screen reader reads and what /api/charts/*.json serves are one set of numbers; a percentage is printed from the
+counts the JSON holds (passed and of), rounded half up to a tenth, not from the share's four decimals. Nothing here
+is part of a publication: the charts are views of the ranking and the Matrix, never a source of a result.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Final
 
 import msgspec
 
 from domain.projections.documents import Matrix, Ranking
-from domain.projections.statistics import wilson
+from domain.projections.statistics import percent_text, wilson
 
 LICENSE: Final = "CC BY 4.0"
 CHART_FORMAT: Final = "canitbuy-chart/1"
 
 
 def _four(value: float) -> float:
-    """Four decimals: enough for a percentage with two, and the same in the table and the JSON."""
+    """Four decimals, for the JSON. The pages print a share from its exact value instead (`Percents`), since a
+    share rounded twice can print a tenth off: 14/17 is 0.8235 here, 82.3% printed, where 82.352...% is 82.4%."""
     return round(value, 4)
+
+
+class Percents(msgspec.Struct, kw_only=True, frozen=True):
+    """A share and its Wilson 95% interval as the pages print them: percentages to one decimal, rounded half up from
+    the exact values (statistics.percent_text), as the ranking table rounds its whole percentages."""
+
+    share: str
+    low: str
+    high: str
+
+
+def percents(passed: int, of: int) -> Percents:
+    interval = wilson(passed, of)
+    return Percents(share=_percent(passed, of), low=percent_text(interval.low), high=percent_text(interval.high))
+
+
+def _percent(passed: int, of: int) -> str:
+    """passed / of as a printed percentage; 0.0 without any, as the share is 0.0 then."""
+    return percent_text(Fraction(passed, of) if of else Fraction(0))
 
 
 class Chart(msgspec.Struct, kw_only=True, frozen=True):
@@ -55,6 +77,9 @@ class IntervalRow(msgspec.Struct, kw_only=True, frozen=True):
     high: float
     """Upper bound of the Wilson 95% interval, four decimals."""
 
+    def percents(self) -> Percents:
+        return percents(self.passed, self.of)
+
 
 def interval_row(model: str, label: str, place: int | None, passed: int, of: int) -> IntervalRow:
     interval = wilson(passed, of)
@@ -86,6 +111,9 @@ class WeekPoint(msgspec.Struct, kw_only=True, frozen=True):
     share: float
     low: float
     high: float
+
+    def percents(self) -> Percents:
+        return percents(self.passed, self.of)
 
 
 class ModelSeries(msgspec.Struct, kw_only=True, frozen=True):
@@ -153,6 +181,9 @@ class StageCount(msgspec.Struct, kw_only=True, frozen=True):
     share: float
     """passed / results, four decimals; 0 without results."""
 
+    def percent(self) -> str:
+        return _percent(self.passed, self.results)
+
 
 class StageWeek(msgspec.Struct, kw_only=True, frozen=True):
     week: str
@@ -211,6 +242,13 @@ class CostRow(msgspec.Struct, kw_only=True, frozen=True):
     """cost_usd / runs, six decimals."""
     share: float
     """Obstacle stations passed / counted, four decimals."""
+    passed: int = 0
+    """Obstacle stations passed (the ranking's)."""
+    of: int = 0
+    """Obstacle stations that count (the ranking's)."""
+
+    def percent(self) -> str:
+        return _percent(self.passed, self.of)
 
 
 class CostChart(Chart, kw_only=True, frozen=True):
@@ -237,7 +275,7 @@ def cost_chart(ranking: Ranking, spend: Sequence[RunCost]) -> CostChart:
         rows.append(CostRow(model=e.model, label=e.label, ranked=e.ranked, runs=cost.runs_ended,
                             cost_usd=round(cost.actual_usd, 6),
                             cost_per_run_usd=round(cost.actual_usd / cost.runs_ended, 6),
-                            share=_four(e.passed / e.of) if e.of else 0.0))
+                            share=_four(e.passed / e.of) if e.of else 0.0, passed=e.passed, of=e.of))
     return CostChart(chart="cost", week=ranking.week, rows=rows)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 
 import msgspec
 
@@ -64,6 +65,19 @@ def _tenths(thousandths: float) -> int:
     """`Math.round(x)`: halves toward +infinity, as JavaScript rounds (Python's round() goes to even)."""
     floor = math.floor(thousandths)
     return int(floor + 1 if thousandths - floor >= 0.5 else floor)
+
+
+def percent_text(share: Fraction | float, places: int = 1) -> str:
+    """A share (0 to 1) as a percentage rounded half up from its exact value, never from a share already rounded:
+    14/17 is 82.352...% -> "82.4" (its four decimals, 0.8235, would print 82.3), 1/8 -> "12.5", or "13" with no
+    decimals. A float (a Wilson bound) is taken at its exact binary value. The site prints every share this way,
+    so a chart and a table of the same share agree."""
+    scaled = Fraction(share) * 100 * 10**places
+    whole = math.floor(scaled + Fraction(1, 2))
+    if places == 0:
+        return str(whole)
+    digits = str(whole).rjust(places + 1, "0")
+    return f"{digits[:-places]}.{digits[-places:]}"
 
 
 def tenths_text(tenths: int) -> str:

@@ -54,16 +54,12 @@ class ChartView(msgspec.Struct, frozen=True, kw_only=True):
     data: Any
 
 
-def _percent(value: float) -> str:
-    return f"{value * 100:.1f}%"
-
-
 def describe_ranking(data: RankingChart) -> str:
     if not data.rows:
         return "No model is ranked this week."
     top = [r for r in data.rows if r.place == 1]
     names = " and ".join(r.label for r in top)
-    lead = f"{names} {'share' if len(top) > 1 else 'leads with'} first place at {_percent(top[0].share)}"
+    lead = f"{names} {'share' if len(top) > 1 else 'leads with'} first place at {top[0].percents().share}%"
     rivals = [r.label for r in data.rows if r.place != 1 and r.high >= top[0].low]
     overlap = (f"; the intervals of {', '.join(rivals)} overlap the leader's, so the lead is not certain"
                if rivals else "; no other interval reaches the leader's")
@@ -93,7 +89,7 @@ def describe_cost(data: CostChart) -> str:
     cheapest = min(data.rows, key=lambda r: r.cost_per_run_usd)
     best = max(data.rows, key=lambda r: r.share)
     return (f"Cost per run against share passed in week {data.week}. Cheapest per run: {cheapest.label} at "
-            f"${cheapest.cost_per_run_usd:.4f}; highest share: {best.label} at {_percent(best.share)}.")
+            f"${cheapest.cost_per_run_usd:.4f}; highest share: {best.label} at {best.percent()}%.")
 
 
 def describe_station(data: StationChart) -> str:

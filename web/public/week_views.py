@@ -1,17 +1,20 @@
 """From a week's public documents (ranking and Matrix JSON) to what the pages print.
 
 The documents are the source: the pages never compute a result the JSON does not hold, except the Wilson
-interval around each share, which is a pure function of passed and of.
+interval around each share, which is a pure function of passed and of, and the percentages printed, which are
+rounded half up from passed / of and the interval's exact bounds (statistics.percent_text, as the charts print
+them) rather than from the share's four decimals.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from fractions import Fraction
 
 import msgspec
 
 from domain.projections.documents import Matrix, MatrixCell, MatrixStation, Ranking, RankingEntry
-from domain.projections.statistics import wilson
+from domain.projections.statistics import percent_text, wilson
 
 REASONS = {
     "no_control_pass": "did not reach the checkout in the control store S01",
@@ -109,8 +112,8 @@ def ranking_rows(ranking: Ranking) -> tuple[list[RankedRow], list[UnrankedRow]]:
             ranked.append(RankedRow(
                 model=e.model, label=e.label, place=e.place, passed=e.passed, of=e.of,
                 accepted_all_cookies=e.accepted_all_cookies, shared=places[e.place] > 1,
-                percent=round(float(e.share or 0) * 100), low=round(interval.low * 100),
-                high=round(interval.high * 100),
+                percent=int(percent_text(Fraction(e.passed, e.of) if e.of else Fraction(0), 0)),
+                low=int(percent_text(interval.low, 0)), high=int(percent_text(interval.high, 0)),
             ))
         else:
             unranked.append(UnrankedRow(model=e.model, label=e.label, passed=e.passed, of=e.of,

@@ -10,7 +10,9 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
@@ -23,6 +25,7 @@ from site_data import COURSE, SiteWeek, make_week, run_one  # noqa: E402
 
 from adapters.settings import Settings  # noqa: E402
 from adapters.wiring import build_runtime  # noqa: E402
+from domain.projections.statistics import wilson  # noqa: E402
 from domain.week.weeks import previous_week, week_of  # noqa: E402
 from web.app import create_app  # noqa: E402
 
@@ -173,8 +176,19 @@ def read_table(page: Page, chart: str) -> list[dict[str, str]]:
               ...[...r.querySelectorAll('[data-key]')].map(c => [c.dataset.key, c.textContent.trim()])]))""")
 
 
-def percent(value: float) -> str:
-    return f"{value * 100:.1f}%"
+def percent(value: Decimal | float) -> str:
+    """A share printed from its exact value, rounded half up to a tenth (not from the JSON's four decimals)."""
+    return f"{(Decimal(value) * 100).quantize(Decimal('0.1'), ROUND_HALF_UP)}%"
+
+
+def share(passed: int, of: int) -> str:
+    return percent(Decimal(passed) / Decimal(of) if of else Decimal(0))
+
+
+def interval(row: dict[str, Any]) -> dict[str, str]:
+    """The share and its Wilson bounds as a chart's table prints them, from the row's passed and of."""
+    bounds = wilson(row["passed"], row["of"])
+    return {"share": share(row["passed"], row["of"]), "low": percent(bounds.low), "high": percent(bounds.high)}
 
 
 def test_each_charts_table_holds_the_numbers_of_its_published_json(picture_site: PictureSite,
@@ -198,12 +212,10 @@ def test_each_charts_table_holds_the_numbers_of_its_published_json(picture_site:
 
     ranking = published("ranking")
     assert read_table(page, "ranking") == [
-        {"model": r["model"], "share": percent(r["share"]), "low": percent(r["low"]), "high": percent(r["high"])}
-        for r in ranking["rows"]]
+        {"model": r["model"], **interval(r)} for r in ranking["rows"]]
     weeks = published("weeks")
     assert read_table(page, "weeks") == [
-        {"model": s["model"], "week": p["week"], "share": percent(p["share"]), "low": percent(p["low"]),
-         "high": percent(p["high"])} for s in weeks["series"] for p in s["points"]]
+        {"model": s["model"], "week": p["week"], **interval(p)} for s in weeks["series"] for p in s["points"]]
     assert {p["week"] for s in weeks["series"] for p in s["points"]} == {picture_site.week.week,
                                                                         picture_site.earlier_week}
     stops = published("stops")
@@ -211,11 +223,12 @@ def test_each_charts_table_holds_the_numbers_of_its_published_json(picture_site:
         {"station": s["code"], "passed": str(s["passed"]), "results": str(s["results"])} for s in stops["stations"]]
     assert read_table(page, "stages") == [
         {"week": w["week"], "stage": s["stage"], "passed": str(s["passed"]), "results": str(s["results"]),
-         "share": percent(s["share"])} for w in stops["over_weeks"] for s in w["stages"]]
+         "share": share(s["passed"], s["results"])} for w in stops["over_weeks"] for s in w["stages"]]
     cost = published("cost")
     assert read_table(page, "cost") == [
         {"model": r["model"], "runs": str(r["runs"]), "cost_usd": f"${r['cost_usd']:.6f}",
-         "cost_per_run_usd": f"${r['cost_per_run_usd']:.6f}", "share": percent(r["share"])} for r in cost["rows"]]
+         "cost_per_run_usd": f"${r['cost_per_run_usd']:.6f}", "share": share(r["passed"], r["of"])}
+        for r in cost["rows"]]
     assert len(cost["rows"]) == len(LINEUP)
     page.context.close()
 

@@ -8,6 +8,7 @@ from rich_week import rich_facts
 
 from domain.courses.course import load_course
 from domain.projections.charts import (
+    Percents,
     RunCost,
     cost_chart,
     ranking_chart,
@@ -17,6 +18,7 @@ from domain.projections.charts import (
 )
 from domain.projections.documents import Matrix, Ranking, week_documents
 from domain.projections.statistics import wilson
+from web.public.week_views import ranking_rows
 
 DOCS = week_documents(rich_facts())
 RANKING = msgspec.json.decode(DOCS.ranking, type=Ranking)
@@ -89,3 +91,32 @@ def test_a_station_chart_gives_its_rate_and_every_models_cell_per_week(code):
     assert week.rate == (round(station.passed / station.results, 4) if station.results else None)
     assert week.cells == {m.model: m.cells[code].status for m in MATRIX.models}
     assert chart.models == sorted(week.cells)
+
+
+def _fourteen_of_seventeen() -> Ranking:
+    entry = msgspec.structs.replace(RANKING.entries[0], ranked=True, place=1, passed=14, of=17, share="0.8235")
+    return msgspec.structs.replace(RANKING, entries=[entry])
+
+
+def test_every_chart_prints_a_share_from_passed_and_of_not_from_its_four_decimals():
+    ranking = _fourteen_of_seventeen()
+    [row] = ranking_chart(ranking).rows
+    assert row.share == 0.8235  # the JSON keeps its four decimals
+    assert row.percents() == Percents(share="82.4", low="59.0", high="93.8")  # 82.352...%, 58.97...%, 93.808...%
+    [point] = weeks_chart([ranking]).series[0].points
+    assert point.percents() == row.percents()
+    [cost] = cost_chart(ranking, [RunCost(model=row.model, runs_ended=18, actual_usd=0.0126)]).rows
+    assert (cost.passed, cost.of, cost.share, cost.percent()) == (14, 17, 0.8235, "82.4")
+    stage = msgspec.structs.replace(stops_chart(MATRIX).stages[0], passed=14, results=17, share=0.8235)
+    assert stage.percent() == "82.4"
+
+
+def test_the_ranking_table_rounds_its_whole_percentages_as_the_charts_round_tenths():
+    # One of eight counted (nine stations excluded): 12.5% in the charts, so 13% in the table, where round() gave 12.
+    entry = msgspec.structs.replace(RANKING.entries[0], ranked=True, place=1, passed=1, of=8, share="0.1250")
+    ranking = msgspec.structs.replace(RANKING, entries=[entry])
+    [chart_row] = ranking_chart(ranking).rows
+    [table_row], _ = ranking_rows(ranking)
+    assert chart_row.percents().share == "12.5" and table_row.percent == 13
+    [fourteen], _ = ranking_rows(_fourteen_of_seventeen())
+    assert (fourteen.percent, fourteen.low, fourteen.high) == (82, 59, 94)

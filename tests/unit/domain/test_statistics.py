@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from domain.projections.statistics import agreement, mcnemar_exact, pass_hat_k, rank_bands, wilson
+from domain.projections.statistics import agreement, mcnemar_exact, pass_hat_k, percent_text, rank_bands, wilson
 
 
 @pytest.mark.parametrize("n", [1, 2, 10, 17, 51])
@@ -84,3 +87,23 @@ def test_rank_bands_tie_models_whose_difference_could_be_chance() -> None:
     assert bands["strong"] == (1, 2)
     assert bands["one-less"] == (1, 2)
     assert bands["weak"] == (3, 3)
+
+
+def test_a_share_prints_from_its_exact_value_not_from_its_four_decimals() -> None:
+    assert round(14 / 17, 4) == 0.8235 and f"{round(14 / 17, 4) * 100:.1f}" == "82.3"  # the old way, a tenth off
+    assert percent_text(Fraction(14, 17)) == "82.4"
+    assert percent_text(Fraction(14, 17), 0) == "82"
+
+
+def test_a_half_is_rounded_up_at_any_places() -> None:
+    assert percent_text(Fraction(1, 8)) == "12.5" and percent_text(Fraction(1, 8), 0) == "13"  # round(12.5) is 12
+    assert percent_text(Fraction(1, 16)) == "6.3" and percent_text(Fraction(1, 16), 0) == "6"
+    assert (percent_text(Fraction(0)), percent_text(Fraction(1)), percent_text(1.0, 0)) == ("0.0", "100.0", "100")
+
+
+@given(st.integers(min_value=1, max_value=60).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+       st.integers(min_value=0, max_value=3))
+def test_percent_text_is_decimal_half_up_rounding_of_the_exact_share(case: tuple[int, int], places: int) -> None:
+    passed, of = case
+    exact = Decimal(passed * 100) / Decimal(of)  # 28 significant digits: far past any tie these shares come near
+    assert percent_text(Fraction(passed, of), places) == str(exact.quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP))
