@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # each area's state, built by its start function in the lifes
     from web.public.manual_tests import ManualTests
     from web.staff.guard import Desk
     from web.staff.leaderboard_desk import ReceiptVerifier
+    from web.staff.own_agent import OwnReceipts
     from web.submission_caps import FloodGuard
     from web.videos import RunVideos
 
@@ -57,6 +58,8 @@ class Site:
     agent_use: AgentUse = field(init=False)
     desk: Desk = field(init=False)
     receipt_verifier: ReceiptVerifier = field(init=False)
+    own_receipts: OwnReceipts = field(init=False)
+    """Our agent's keys and our runs' receipts, refused as an outside agent's (web/staff/own_agent.py)."""
     videos: RunVideos = field(init=False)
     """Runs' videos, made from their screens when first watched (web/videos.py)."""
     network_salt: bytes = b""

@@ -25,6 +25,27 @@ RERUN_OUTCOMES = ("added_to_cart", "checkout_reached", "no_cart", "blocked")
 """What staff can record for a re-run store: the outcomes that count toward n."""
 
 
+class OwnAgent(msgspec.Struct, frozen=True, kw_only=True):
+    """What CanItBuy's own agent has made public, so that no submission can pass it off as its own: its key (in
+    our key directory) and every receipt of our recorded runs (each run's JSON holds it, with the key it names)."""
+
+    keys: dict[str, str] = {}
+    """Our agent's key ids, now and before, to where each shows it is ours ("our key directory", "run <id>")."""
+    receipts: dict[str, str] = {}
+    """The jti of every receipt our recorded runs hold, to the run's id (for the staff, never published)."""
+
+    def key_problem(self, keyid: str) -> str | None:
+        """Why the key cannot be registered to an outside agent, or None."""
+        where = self.keys.get(keyid)
+        if where is None:
+            return None
+        return (f"the key {keyid} is CanItBuy's own agent key ({where} names it), public and no outside agent's: "
+                "a receipt naming it proves a run of ours, not of theirs")
+
+
+NO_OWN_AGENT = OwnAgent()
+
+
 class Judgement(msgspec.Struct, frozen=True):
     verified: bool
     agreed: int
@@ -113,19 +134,20 @@ UNSIGNED = ("the receipt is unsigned: it names no agent key, so it proves that s
 
 def judge_receipts(
     submission: Submission, checks: Mapping[str, ReceiptCheck], keys: Mapping[str, KeyRegistration],
-    spent: Mapping[str, str],
+    spent: Mapping[str, str], ours: OwnAgent = NO_OWN_AGENT,
 ) -> Judgement:
     """Verified when every claimed success carries a receipt the lab signed for its station, for a request signed
     with an agent key registered to this submission's agent before the run started, signed within the run's
     started_at..finished_at, and whose jti no submission has spent (`spent`: jti to the submission that did) nor
-    this one uses twice. `keys` maps the receipts' agent key ids to their registrations. A result without
-    success needs no receipt."""
+    this one uses twice. `keys` maps the receipts' agent key ids to their registrations. A receipt of one of our
+    own runs, or naming our own agent's key (`ours`), proves nothing about anyone else's agent: all are public. A
+    result without success needs no receipt."""
     window = _window(submission)
     seen: set[str] = set()
     found: dict[str, str] = {}
     problems: list[str] = []
     for item in receipt_ids(submission):
-        problem = _receipt_problem(submission, window, checks.get(item), item, keys, spent, seen)
+        problem = _receipt_problem(submission, window, checks.get(item), item, keys, spent, seen, ours)
         if problem:
             problems.append(f"{item}: {problem}")
             found[item] = problem
@@ -139,7 +161,7 @@ def judge_receipts(
 
 def _receipt_problem(
     submission: Submission, window: tuple[int, int] | None, check: ReceiptCheck | None, item: str,
-    keys: Mapping[str, KeyRegistration], spent: Mapping[str, str], seen: set[str],
+    keys: Mapping[str, KeyRegistration], spent: Mapping[str, str], seen: set[str], ours: OwnAgent = NO_OWN_AGENT,
 ) -> str | None:
     """What keeps one receipt from proving this run, or None when it proves it (its jti is then marked seen)."""
     if check is None:
@@ -148,6 +170,11 @@ def _receipt_problem(
         return f"receipt refused ({check.reason}: {check.detail})"
     if check.station != item:
         return f"the receipt is for {check.station}"
+    # The reasons are published with the submission: they name no run (it may be an organisation's private test).
+    if check.jti in ours.receipts:
+        return "the receipt is from one of CanItBuy's own runs (public with the run), not from a run of this agent"
+    if check.agent_keyid is not None and check.agent_keyid in ours.keys:
+        return f"its agent key {check.agent_keyid} is CanItBuy's own agent's, not this agent's"
     if check.agent_keyid is None:
         return UNSIGNED
     if window is None:

@@ -1,6 +1,8 @@
 """Verifying leaderboard submissions: list them, draw the sample to re-run, record the re-runs' outcomes (which
 decide verified or rejected), check a course run's lab receipts, or reject a submission with the reason; and
 register agents' Web Bot Auth keys, without which no receipt proves a run (see domain.leaderboards.receipt_ledger).
+Our own agent's key and our own runs' receipts are public, so neither proves an outside agent's run
+(web/staff/own_agent.py).
 
 The draw's seed is made here, recorded with the sample, and anyone can redo the draw from it. The re-runs
 themselves are made with `canitbuy arc run --test-set FILE --ids ...`; this desk records what they found.
@@ -39,6 +41,7 @@ from web.errors import NotFound
 from web.public.leaderboard import board_of
 from web.site import Site
 from web.staff.guard import render, staff_action, staff_page
+from web.staff.own_agent import OwnReceipts
 from web.staff.session import Session
 
 
@@ -51,6 +54,8 @@ class ReceiptVerifier(Protocol):
 def start(site: Site) -> None:
     origin = site.settings.lab_url or f"https://s01.{site.settings.lab_domain}"
     site.receipt_verifier = HttpxReceiptVerifier(origin)
+    site.own_receipts = OwnReceipts(site.runtime.record, site.directory)
+    site.listeners.append(site.own_receipts.listener)
 
 
 def _id(request: Request) -> UUID:
@@ -156,7 +161,8 @@ async def check_receipts(request: Request, session: Session, form: FormData) -> 
         return await _detail(request, session, f"the lab's receipt keys could not be fetched: {error}", 502)
     valid = {item: check for item, check in checks.items() if isinstance(check, ReceiptVerified)}
     keys, spent = await _ledger(site, list(valid.values()))
-    judgement = judge_receipts(submission, checks, keys, spent)
+    ours = await site.call(site.own_receipts.now)
+    judgement = judge_receipts(submission, checks, keys, spent, ours)
     jtis = {item: valid[item].jti for item in judgement.checks if item in valid}
     try:
         await site.call(site.runtime.record.record_receipt_verification, sid, judgement, jtis=jtis, by=session.email)
@@ -198,9 +204,13 @@ async def agent_keys(request: Request, session: Session) -> Response:
 @staff_action(max_fields=10)
 async def register_agent_key(request: Request, session: Session, form: FormData) -> Response:
     site: Site = request.app.state.site
+    keyid = str(form.get("keyid", ""))
+    ours = (await site.call(site.own_receipts.now)).key_problem(keyid.strip())
+    if ours:
+        return await _keys_page(request, session, ours, 400)
     try:
         registration = await site.call(
-            site.runtime.record.register_agent_key, keyid=str(form.get("keyid", "")),
+            site.runtime.record.register_agent_key, keyid=keyid,
             agent=str(form.get("agent", "")), evidence=str(form.get("evidence", "")), by=session.email,
         )
     except AgentKeyError as error:
