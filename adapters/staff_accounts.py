@@ -38,11 +38,6 @@ class Account(msgspec.Struct, frozen=True):
         """Auditors read; only staff change the record."""
         return self.role == "staff"
 
-    @property
-    def fingerprint(self) -> str:
-        # Sessions carry this, so a new password ends every session signed under the old one.
-        return self.password_hash[-16:]
-
 
 class StaffAccounts:
     def __init__(self, db: SqlDb, hasher: PasswordHasher | None = None) -> None:

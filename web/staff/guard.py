@@ -4,6 +4,7 @@ and the staff role (auditors read only). Staff pages are rendered per request an
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, overload
@@ -59,7 +60,8 @@ def desk_of(request: Request) -> Desk:
 async def open_session(request: Request, account: Account, audience: str) -> str:
     """A new session for the account, stored so that signing out can end it; the cookie's value."""
     desk, site = desk_of(request), request.app.state.site
-    value, session = desk.codec.issue(account.email, account.role, account.fingerprint, audience)
+    value, session = desk.codec.issue(account.email, account.role, desk.codec.fingerprint(account.password_hash),
+                                      audience)
     await site.call(desk.sessions.open, session)
     return value
 
@@ -77,7 +79,9 @@ async def account_of(request: Request, cookie: str, audience: str) -> tuple[Sess
         return None
     account = await site.call(_open_account, desk, session)
     # A removed account, a new role or a new password ends the session.
-    if account is None or account.role != session.role or account.fingerprint != session.fingerprint:
+    if account is None or account.role != session.role:
+        return None
+    if not hmac.compare_digest(desk.codec.fingerprint(account.password_hash), session.fingerprint):
         return None
     return session, account
 

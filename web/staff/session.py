@@ -5,6 +5,8 @@ session and the session's id, which must also be in the web_sessions table.
 The table makes signing out real: it deletes the account's rows, so every session of the account (another browser,
 a copied cookie) stops working at once, in every site process (they share the database). A new password or role
 deletes them too (StaffAccounts.add), and the fingerprint and role are checked against the account on each request. The
+fingerprint is an HMAC of the account's password hash under a key of the site secret: a new password ends the
+sessions opened under the old one, and the cookie (readable by whoever holds it) tells nothing of the hash. The
 audience keeps a desk cookie from opening the members' area and the other way round.
 
 The cookie is Secure, HttpOnly and SameSite=Strict. A form posts the session's CSRF token back (synchronizer
@@ -28,6 +30,7 @@ from adapters.sqldb import SqlDb
 
 COOKIE = "cib_staff"
 LIFETIME = 8 * 3600
+FINGERPRINT_BYTES = 16
 SECRET_FILE = "site-secret"  # noqa: S105 - a file name, not a secret
 STAFF, MEMBERS = "staff", "org"
 """The two audiences: the staff desk (/staff) and the members' area (/org)."""
@@ -43,7 +46,7 @@ class Session(msgspec.Struct, frozen=True):
     csrf: str
     expires: int
     fingerprint: str
-    """The end of the account's password hash: a new password ends older sessions."""
+    """`SessionCodec.fingerprint` of the account's password hash: a new password ends older sessions."""
     audience: str
     """Where the session was opened (staff or org); it is good there only."""
     sid: str
@@ -73,7 +76,14 @@ class SessionCodec:
     def __init__(self, secret: bytes, clock: object = time.time) -> None:
         # A key of its own for sessions, so the site secret can serve other purposes without mixing.
         self._key = hmac.new(secret, b"canitbuy staff session v2", hashlib.sha256).digest()
+        self._fingerprint_key = hmac.new(secret, b"canitbuy password fingerprint v1", hashlib.sha256).digest()
         self._clock = clock
+
+    def fingerprint(self, password_hash: str) -> str:
+        """What a session carries of its account's password hash: 128 bits of its HMAC-SHA256 under a key of the
+        site secret, so it changes with the password and tells nothing of the hash."""
+        digest = hmac.new(self._fingerprint_key, password_hash.encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest[:FINGERPRINT_BYTES]).rstrip(b"=").decode()
 
     def _now(self) -> int:
         return int(self._clock())  # type: ignore[operator]
