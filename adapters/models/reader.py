@@ -1,18 +1,28 @@
-"""ModelReader: the read task answered by a model from store pages fetched without JavaScript."""
+"""ModelReader: the read task answered by a model from store pages fetched without JavaScript.
+
+Each of the five facts is read from the answer on its own: a fact given in a form that cannot be read (text where a
+number belongs, 13900.0 for cents) is no answer to that fact, so it is graded wrong, and the others still count. A
+reply cut by our own token limit before it holds an answer is our error, as for the browser agent (BudgetCutError):
+the run is cut short, never graded.
+"""
 
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
 import msgspec
 
 from adapters.fetcher import MAX_PAGES, StorePage, crawl_store
 from adapters.models.client import HttpxModelClient
 from adapters.models.lineup import cost_usd
+from adapters.models.replies import BudgetCutError, finish_reason, usage_of
 from domain.agent.agent_ports import ReadResult, Task
+from domain.agent.judge import READ_FACTS
 from domain.agent.lineup import Entrant
 from domain.agent.ports import BlobStore
-from domain.agent.verdicts import ReadAnswer
+from domain.agent.verdicts import ReadAnswer, ReadFact
 
 MAX_CHARS = 24000
 SYSTEM = ("You answer a shopper's question from the pages of an online store. Use only what the pages say. "
@@ -48,18 +58,70 @@ class ModelReader:
             payload["reasoning"] = {"effort": self._model.reasoning}
         reply = await self._client.complete(payload)
         exchange = self._blobs.put(json.dumps({"request": payload, "response": reply.body}).encode())
-        usage = reply.body.get("usage") or {}
-        tokens_in, tokens_out = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
-        return ReadResult(answer=_decode(reply.body), pages=[p.url for p in pages], fetched=crawl.fetched,
-                          notes=f"[exchange {exchange}]",
-                          tokens_in=tokens_in, tokens_out=tokens_out, model_ms=reply.ms,
-                          cost_usd=cost_usd(self._model, tokens_in, tokens_out))
+        usage = usage_of(reply.body)
+        read = read_answer(reply.body)
+        if read is None and finish_reason(reply.body) == "length":
+            # The limit is ours: the run says nothing about the model, so it is cut short, not graded.
+            raise BudgetCutError(
+                f"the reply was cut by our limit of {self._model.max_tokens} completion tokens "
+                f"({usage.reasoning} spent reasoning) before it held an answer")
+        read = read or ReplyAnswer(answer=ReadAnswer(text=UNREADABLE), unreadable=list(READ_FACTS))
+        notes = f"[exchange {exchange}]"
+        if read.unreadable:
+            notes += f" facts that could not be read: {', '.join(read.unreadable)}"
+        ours = cost_usd(self._model, usage.tokens_in, usage.tokens_out, cached=usage.cached)
+        return ReadResult(answer=read.answer, pages=[p.url for p in pages], fetched=crawl.fetched, notes=notes,
+                          tokens_in=usage.tokens_in, tokens_out=usage.tokens_out, model_ms=reply.ms,
+                          cost_usd=ours if usage.cost_reported is None else usage.cost_reported)
 
 
-def _decode(body: dict[str, object]) -> ReadAnswer:
-    """A malformed answer is an empty answer: it is graded, and gets no facts right."""
+UNREADABLE = "the model's answer could not be read"
+_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+_TYPES: dict[str, Any] = {f.name: f.type for f in msgspec.structs.fields(ReadAnswer)}
+
+
+class ReplyAnswer(msgspec.Struct, frozen=True, kw_only=True):
+    """An answer as read from the reply: the facts that could be read, and the names of those that could not."""
+
+    answer: ReadAnswer
+    unreadable: list[ReadFact]
+
+
+def read_answer(body: dict[str, Any]) -> ReplyAnswer | None:
+    """Each fact of the reply's JSON object on its own, strictly typed (an int for cents and days, true or false
+    for a size); None when the reply holds no JSON object at all."""
+    found = _json_object(_content(body))
+    if found is None:
+        return None
+    facts: dict[str, Any] = {}
+    unreadable: list[ReadFact] = []
+    for fact in READ_FACTS:
+        try:
+            facts[fact] = msgspec.convert(found.get(fact), type=_TYPES[fact])
+        except msgspec.ValidationError:
+            unreadable.append(fact)
+    text = found.get("text")
+    return ReplyAnswer(answer=ReadAnswer(**facts, text=text if isinstance(text, str) else ""),
+                          unreadable=unreadable)
+
+
+def _content(body: dict[str, Any]) -> str:
     try:
-        content = body["choices"][0]["message"]["content"]  # type: ignore[index]
-        return msgspec.json.decode(str(content).strip().removeprefix("```json").strip("`"), type=ReadAnswer)
-    except (KeyError, IndexError, TypeError, msgspec.DecodeError, msgspec.ValidationError):
-        return ReadAnswer(text="the model's answer could not be read")
+        content = body["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        return ""
+    if isinstance(content, list):  # parts: {"type": "text", "text": ...}
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
+
+
+def _json_object(content: str) -> dict[str, Any] | None:
+    """The answer's JSON object, fenced or not."""
+    found = _JSON_OBJECT.search(content)
+    if found is None:
+        return None
+    try:
+        data = json.loads(found.group(0))
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None

@@ -2,7 +2,9 @@
 
 The model name picks the behaviour: a valid tool call, a malformed reply, 429 then success, a slow answer (3 s),
 a sluggish but valid one (0.7 s), one that never answers (hang), 503 on every call (unavailable), or a read
-answer. It records what it was sent, so tests can check the request.
+answer: right, careless (misreader), right but with one fact mistyped (typoreader), or cut by the token limit
+mid-answer (cutreader). `reply_to_all`, when a test sets it, is every request's answer whatever the model (for runs
+of line-up models through the executor). It records what it was sent, so tests can check the request.
 """
 
 from __future__ import annotations
@@ -36,6 +38,21 @@ def tool_call(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 THINKING_TOKENS = 1500
+READ_ANSWER: dict[str, Any] = {"price_cents": 13900, "eu42_available": True, "eu44_available": False,
+                               "delivery_cents": 999, "return_days": 30, "text": "from the pages"}
+"""s12's five facts, right."""
+
+
+def read_reply(answer: dict[str, Any]) -> dict[str, Any]:
+    return reply({"content": json.dumps(answer)})
+
+
+def cut_read_reply(body: dict[str, Any]) -> dict[str, Any]:
+    """A read answer cut by the request's own token limit after two facts: no JSON object a reader could read."""
+    cut = reply({"content": json.dumps(READ_ANSWER)[:60]})
+    cut["choices"][0]["finish_reason"] = "length"
+    cut["usage"] = {**USAGE, "completion_tokens": body.get("max_tokens", 0)}
+    return cut
 
 
 class OpenAIServer:
@@ -50,6 +67,7 @@ class OpenAIServer:
         """Seconds every scripted answer takes (a slow model)."""
         self.eyes = Eyes(lab_loopback)
         self.memories: dict[str, Memory] = {}
+        self.reply_to_all: dict[str, Any] | None = None
         self.app = Starlette(routes=[Route("/v1/chat/completions", self.complete, methods=["POST"])])
 
     async def complete(self, request: Request) -> JSONResponse:
@@ -66,6 +84,8 @@ class OpenAIServer:
         self.requests.append(body)
         self.headers.append(dict(request.headers))
         model = body["model"]
+        if self.reply_to_all is not None:
+            return JSONResponse(self.reply_to_all)
         case = re.search(r"case-([a-z0-9_]+)$", model)
         if case:
             return JSONResponse(CASES[case.group(1)].body)
@@ -92,14 +112,16 @@ class OpenAIServer:
                     break
                 await asyncio.sleep(0.05)
             return JSONResponse({"error": {"message": "gave up"}}, status_code=504)
+        if model.endswith("typoreader"):  # every fact right, the days written as text
+            return JSONResponse(read_reply({**READ_ANSWER, "return_days": "30"}))
+        if model.endswith("cutreader"):
+            return JSONResponse(cut_read_reply(body))
         if model.endswith("misreader"):  # a careless reader: the first price it met, a guess at the rest
             answer = {"price_cents": 14500, "eu42_available": True, "eu44_available": True,
                       "delivery_cents": 0, "return_days": 14, "text": "from the pages"}
             return JSONResponse(reply({"content": json.dumps(answer)}))
         if model.endswith("reader"):
-            answer = {"price_cents": 13900, "eu42_available": True, "eu44_available": False,
-                      "delivery_cents": 999, "return_days": 30, "text": "from the pages"}
-            return JSONResponse(reply({"content": json.dumps(answer)}))
+            return JSONResponse(read_reply(READ_ANSWER))
         first = _first_link(body)
         return JSONResponse(tool_call({"notes": "open the first product", "action": {"type": "click", "id": first}}))
 

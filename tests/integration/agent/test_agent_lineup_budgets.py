@@ -29,7 +29,11 @@ def test_the_agent_page_publishes_each_entrants_token_limit_and_reasoning(tmp_pa
         assert f'<td class="num">{entrant.max_tokens}</td><td>{entrant.reasoning}</td>' in row.group(1)
         assert lineup[entrant.model]["max_tokens"] == entrant.max_tokens
         assert lineup[entrant.model]["reasoning"] == entrant.reasoning
-    assert "A reply cut by our limit before it holds an action is our error" in page
+    words = " ".join(page.split())
+    assert (
+        "A reply cut by our limit before it holds an action (at the reading station S12, before it holds an "
+        "answer) is our error"
+    ) in words
 
 
 def test_each_request_asks_for_the_entrants_own_limit_and_reasoning() -> None:

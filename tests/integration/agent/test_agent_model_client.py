@@ -15,6 +15,7 @@ from adapters.models.agent import ModelAgent
 from adapters.models.client import HttpxModelClient
 from adapters.models.lineup import WEEKLY, cost_usd
 from adapters.models.reader import ModelReader
+from adapters.models.replies import BudgetCutError
 from domain.agent.actions import Click
 from domain.agent.agent_ports import ModelConnectionError, station_task
 from domain.agent.episode import CutShort, Episode
@@ -185,3 +186,24 @@ async def test_a_model_that_answers_every_call_too_slowly_runs_out_of_time(
     assert recorder.cut is None and recorder.verdict == result
     answered = [s for s in recorder.steps if s.tokens_in == 1200]
     assert answered and all(s.model_ms >= 700 for s in answered)
+
+
+async def test_the_model_reader_reads_each_fact_on_its_own_so_one_mistyped_fact_leaves_four_right(
+        server: tuple[OpenAIServer, str], lab: LabServer) -> None:
+    _, base = server
+    task = station_task(load_course(), "s12", lab.url_for("s12"))
+    result = await ModelReader(client(base), model("typoreader"), MemoryBlobs()).read(task)
+    verdict = judge_answer(result.answer, pages=result.fetched)
+    assert verdict.passed and verdict.facts_right == 4, verdict.reason
+    assert [(g.fact, g.given) for g in verdict.facts if not g.right] == [("return_days", None)]
+    assert "facts that could not be read: return_days" in result.notes
+
+
+async def test_a_read_answer_cut_by_our_token_limit_is_our_error_as_for_the_browser_agent(
+        server: tuple[OpenAIServer, str], lab: LabServer) -> None:
+    fake, base = server
+    task = station_task(load_course(), "s12", lab.url_for("s12"))
+    reader = model("cutreader")
+    with pytest.raises(BudgetCutError, match=f"cut by our limit of {reader.max_tokens} completion tokens"):
+        await ModelReader(client(base), reader, MemoryBlobs()).read(task)
+    assert fake.requests[-1]["max_tokens"] == reader.max_tokens
