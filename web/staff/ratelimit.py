@@ -1,12 +1,17 @@
-"""Sign-in attempts, limited per account and per client address (sliding window), in the site's database
-(SqlSignInLimiter, what the site uses: every web process counts the same attempts) or in memory (SignInLimiter).
+"""Sign-in attempts, limited per account from one client address and per client address (sliding window), in
+the site's database (SqlSignInLimiter, what the site uses: every web process counts the same attempts) or in
+memory (SignInLimiter).
 
 An attempt is counted before its password is hashed, so a burst of simultaneous guesses meets the limit as a
-slow series would; a success takes the account's count back, and its own attempt off the address's. A refused
-attempt stores nothing. Per account it stops guessing one password; per address it stops one client from trying
-many accounts. In the database the attempts of the window are rows (older ones are deleted at each attempt), and
-one attempt is counted at a time across processes (SQLite's write lock, or a PostgreSQL advisory lock), so a burst
-spread over every web process meets the limit as one process would. In memory at most MAX_KEYS names are held.
+slow series would; a success takes the count of its account from its address back, and its own attempt off the
+address's. A refused attempt stores nothing. Per account and address it stops one client guessing one password;
+per address it stops one client from trying many accounts. The account's limit is not counted from everywhere
+at once: then five wrong passwords typed by anyone would lock the account for its own people too (a denial of
+service costing five requests); counted per address, a client that fails locks out only itself.
+
+In the database the attempts of the window are rows (older ones are deleted at each attempt), and one attempt is
+counted at a time across processes (SQLite's write lock, or a PostgreSQL advisory lock), so a burst spread over
+every web process meets the limit as one process would. In memory at most MAX_KEYS names are held.
 """
 
 from __future__ import annotations
@@ -24,18 +29,28 @@ from adapters.sqldb import SqlDb, Tx
 
 WINDOW = 15 * 60
 PER_ACCOUNT = 5
+"""Attempts on one account from one client address."""
 PER_ADDRESS = 20
+"""Attempts from one client address, on any accounts."""
+ACCOUNT, ADDRESS = "account_address", "address"
+"""The two kinds of count (the account's is named by the account and the address together)."""
 MAX_KEYS = 10_000
 """Names (accounts and addresses) remembered at most: guesses at random e-mails must not grow memory."""
 HASHES_AT_ONCE = 2
 """Passwords hashed at once in one process: argon2id takes 64 MiB for each."""
 
 
+def _counted(account: str, address: str) -> tuple[tuple[str, str], tuple[str, str]]:
+    """The counts an attempt goes to: its account from its address (an address holds no space, so the name is
+    unambiguous), and its address."""
+    return (ACCOUNT, f"{account} {address}"), (ADDRESS, address)
+
+
 class SignInLimiter:
     def __init__(self, clock: Callable[[], float] = time.monotonic, window: float = WINDOW,
                  per_account: int = PER_ACCOUNT, per_address: int = PER_ADDRESS, max_keys: int = MAX_KEYS) -> None:
         self._clock, self._window, self._max_keys = clock, window, max_keys
-        self._limits = {"account": per_account, "address": per_address}
+        self._limits = {ACCOUNT: per_account, ADDRESS: per_address}
         self._attempts: dict[tuple[str, str], deque[float]] = {}
         self._lock = threading.Lock()
 
@@ -57,7 +72,7 @@ class SignInLimiter:
 
     def _wait(self, account: str, address: str) -> int:
         waits = [self._attempts[(kind, name)][0] + self._window - self._clock()
-                 for kind, name in (("account", account), ("address", address))
+                 for kind, name in _counted(account, address)
                  if self._recent((kind, name)) >= self._limits[kind]]
         return max(1, int(max(waits)) + 1) if waits else 0
 
@@ -70,7 +85,7 @@ class SignInLimiter:
             if len(self._attempts) + 2 > self._max_keys:  # an attempt may add two names
                 self._make_room(2)
             now = self._clock()
-            for key in (("account", account), ("address", address)):
+            for key in _counted(account, address):
                 self._attempts.setdefault(key, deque()).append(now)
             return 0
 
@@ -80,14 +95,15 @@ class SignInLimiter:
             return self._wait(account, address)
 
     def succeeded(self, account: str, address: str) -> None:
-        """A right password: the account starts afresh, and the address is not charged for this attempt."""
+        """A right password: the account starts afresh from this address, which is not charged for this attempt."""
+        pair, by_address = _counted(account, address)
         with self._lock:
-            self._attempts.pop(("account", account), None)
-            times = self._attempts.get(("address", address))
+            self._attempts.pop(pair, None)
+            times = self._attempts.get(by_address)
             if times:
                 times.pop()
                 if not times:
-                    del self._attempts[("address", address)]
+                    del self._attempts[by_address]
 
     def _make_room(self, names: int) -> None:
         for key in list(self._attempts):
@@ -105,7 +121,7 @@ class SqlSignInLimiter:
     def __init__(self, db: SqlDb, clock: Callable[[], float] = time.time, window: float = WINDOW,
                  per_account: int = PER_ACCOUNT, per_address: int = PER_ADDRESS) -> None:
         self.db, self._clock, self._window = db, clock, window
-        self._limits = {"account": per_account, "address": per_address}
+        self._limits = {ACCOUNT: per_account, ADDRESS: per_address}
 
     def __len__(self) -> int:
         with self.db.transaction() as tx:
@@ -115,7 +131,7 @@ class SqlSignInLimiter:
 
     def _wait(self, tx: Tx, account: str, address: str, now: float) -> int:
         waits = []
-        for kind, name in (("account", account), ("address", address)):
+        for kind, name in _counted(account, address):
             row = tx.fetchone("SELECT COUNT(*), MIN(at) FROM sign_in_attempts WHERE kind = ? AND name = ? AND at > ?",
                               (kind, name, now - self._window))
             if row and int(row[0]) >= self._limits[kind]:
@@ -134,8 +150,7 @@ class SqlSignInLimiter:
             tx.execute("DELETE FROM sign_in_attempts WHERE at <= ?", (now - self._window,))
             wait = self._wait(tx, account, address, now)
             if not wait:
-                names = (("account", account), ("address", address))
-                rows = [(uuid.uuid4().hex, kind, name, now) for kind, name in names]
+                rows = [(uuid.uuid4().hex, kind, name, now) for kind, name in _counted(account, address)]
                 tx.executemany("INSERT INTO sign_in_attempts (id, kind, name, at) VALUES (?, ?, ?, ?)", rows)
         return wait
 
@@ -144,12 +159,13 @@ class SqlSignInLimiter:
             return self._wait(tx, account, address, self._locked(tx))
 
     def succeeded(self, account: str, address: str) -> None:
-        """A right password: the account starts afresh, and the address is not charged for this attempt."""
+        """A right password: the account starts afresh from this address, which is not charged for this attempt."""
+        (pair_kind, pair), (address_kind, _) = _counted(account, address)
         with self.db.transaction() as tx:
             self._locked(tx)
-            tx.execute("DELETE FROM sign_in_attempts WHERE kind = 'account' AND name = ?", (account,))
+            tx.execute("DELETE FROM sign_in_attempts WHERE kind = ? AND name = ?", (pair_kind, pair))
             tx.execute("DELETE FROM sign_in_attempts WHERE id = (SELECT id FROM sign_in_attempts WHERE "
-                       "kind = 'address' AND name = ? ORDER BY at DESC LIMIT 1)", (address,))
+                       "kind = ? AND name = ? ORDER BY at DESC LIMIT 1)", (address_kind, address))
 
 
 class SignInTurns:
