@@ -26,7 +26,7 @@ from domain.agent.verdicts import Verdict
 from domain.courses.course import load_course
 from lab.server import LabServer
 from tests.integration.agent.conftest import ThreadedApp
-from tests.integration.agent.openai_server import OpenAIServer
+from tests.integration.agent.openai_server import READ_ANSWER, OpenAIServer, read_reply
 from tests.unit.agent.agent_fakes import ListRecorder, MemoryBlobs
 
 pytestmark = pytest.mark.anyio
@@ -207,3 +207,17 @@ async def test_a_read_answer_cut_by_our_token_limit_is_our_error_as_for_the_brow
     with pytest.raises(BudgetCutError, match=f"cut by our limit of {reader.max_tokens} completion tokens"):
         await ModelReader(client(base), reader, MemoryBlobs()).read(task)
     assert fake.requests[-1]["max_tokens"] == reader.max_tokens
+
+
+async def test_the_model_reader_takes_the_gateways_reported_cost_as_the_browser_agent_does(
+        server: tuple[OpenAIServer, str], lab: LabServer) -> None:
+    fake, base = server
+    reported = read_reply(READ_ANSWER)
+    reported["usage"] = {**reported["usage"], "cost": 0.00123}
+    fake.reply_to_all = reported
+    try:
+        task = station_task(load_course(), "s12", lab.url_for("s12"))
+        result = await ModelReader(client(base), model("reader"), MemoryBlobs()).read(task)
+    finally:
+        fake.reply_to_all = None
+    assert result.cost_usd == 0.00123 != cost_usd(LUNA, result.tokens_in, result.tokens_out)
