@@ -18,12 +18,18 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 import socket
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import anyio
+import httpx
+
+from adapters.fetcher import USER_AGENT
 from adapters.settings import SettingsError, check_http_url
 from domain.leaderboards.arc import ARC_TEST_SET, COURSE_TEST_SET, TestItem, TestSet, test_set_named
 from domain.leaderboards.arc_reading import host_key
@@ -37,19 +43,25 @@ class TestSetError(ValueError):
     """The file is not an ARC-shaped test set; the message says what is wrong."""
 
 
+ALIASES = {"arc-100.csv": "arc-100-v1.csv", "arc-100.json": "arc-100-v1.json"}
+"""ARC's own file names (its repository's benchmark/arc-100/v1/) for our bundled copies of them."""
+
+
 def locate(name: str) -> Path:
     """The file `name` names; a bare file name (no directory part) not found here is looked up in
-    domain/testsets/. A path with a directory part is taken as given: a mistyped folder is an error, never
-    silently the bundled file of the same name."""
+    domain/testsets/, ARC's own names (`arc-100.csv`, `arc-100.json`) as our copies of those files. A path with a
+    directory part is taken as given: a mistyped folder is an error, never silently the bundled file of the same
+    name."""
     path = Path(name)
     if path.is_file():
         return path
     if path.name != name:
         raise TestSetError(f"no test set file {name!r}")
-    bundled = Path(str(resources.files("domain") / "testsets" / path.name))
+    bundled_name = ALIASES.get(name, name)
+    bundled = Path(str(resources.files("domain") / "testsets" / bundled_name))
     if bundled.is_file():
         return bundled
-    raise TestSetError(f"no test set file {name!r} (nor domain/testsets/{path.name})")
+    raise TestSetError(f"no test set file {name!r} (nor domain/testsets/{bundled_name})")
 
 
 def read_test_set(name: str) -> TestSet:
@@ -175,13 +187,61 @@ def is_lab(url: str, lab_domain: str) -> bool:
     return host.endswith("." + lab_domain)
 
 
-def unreachable(url: str, timeout: float = 5.0) -> str | None:
-    """Why the store cannot be reached from this machine (name or TCP connection), or None when it can."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    port = parts.port or (443 if parts.scheme == "https" else 80)
+REACH_SECONDS = 5.0
+"""How long one store has to answer the reachability check (connecting, TLS and the answer's head)."""
+REACH_AT_ONCE = 16
+"""Stores checked at once."""
+
+
+async def unreachable_stores(urls: Sequence[str], *, timeout: float = REACH_SECONDS, at_once: int = REACH_AT_ONCE,
+                             checked: Callable[[int, int], None] | None = None) -> dict[str, str]:
+    """Why each store that does not answer from this machine cannot be reached, by its product address: a HEAD
+    of the address (a GET when HEAD is refused), `at_once` at a time, each within `timeout`. Any HTTP answer is an
+    answer (a 403 is a store that blocks, which its run will show). `checked(done, reachable)` is told of each."""
+    why: dict[str, str] = {}
+    done = 0
+    limit = anyio.CapacityLimiter(at_once)
+    # Straight to the store, as the browser reaches a product page (no proxy from the environment).
+    async with httpx.AsyncClient(timeout=timeout, trust_env=False, follow_redirects=False,
+                                 headers={"User-Agent": USER_AGENT}) as client:
+
+        async def check(url: str) -> None:
+            nonlocal done
+            async with limit:
+                problem = await _no_answer(client, url, timeout)
+            if problem is not None:
+                why[url] = problem
+            done += 1
+            if checked is not None:
+                checked(done, done - len(why))
+
+        async with anyio.create_task_group() as group:
+            for url in dict.fromkeys(urls):
+                group.start_soon(check, url)
+    return why
+
+
+async def _no_answer(client: httpx.AsyncClient, url: str, timeout: float) -> str | None:
+    host = urlsplit(url).netloc
     try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return None
-    except OSError as error:
-        return f"store unreachable from this machine ({host}:{port}: {error.strerror or error})"
+        with anyio.fail_after(timeout + 1):  # httpx's timeouts are per phase; this bounds the whole check
+            response = await client.head(url)
+            if response.status_code in (405, 501):  # HEAD refused: a GET's head, the body never read
+                async with client.stream("GET", url):
+                    pass
+        return None
+    except (TimeoutError, httpx.TimeoutException):
+        return f"store unreachable from this machine ({host}: no answer within {timeout:g} s)"
+    except httpx.HTTPError as error:
+        return f"store unreachable from this machine ({host}: {_cause(error)})"
+
+
+def _cause(error: BaseException) -> str:
+    """The innermost reason in words (name resolution, refused connection, TLS), one line."""
+    while error.__cause__ is not None or error.__context__ is not None:
+        error = error.__cause__ or error.__context__  # type: ignore[assignment]
+    number = error.errno if isinstance(error, OSError) and not isinstance(error, socket.gaierror) else None
+    if number is not None and number > 0:
+        return os.strerror(number)  # asyncio says "Connect call failed (...)" where the errno says why
+    text = (getattr(error, "strerror", None) or str(error) or type(error).__name__).strip()
+    return " ".join(text.split())

@@ -3,8 +3,10 @@
 `arc run --test-set FILE [--ids a,b] --model NAME [--lab-url URL] [--json]` schedules one batch (an ArcBatch and
 one run of kind "arc" a row, in one transaction), executes the runs here with the embedded pool (the same actor
 the workers use), and prints each row's outcome and the batch id (on stderr as soon as the batch is recorded too,
-so a stopped command's batch can still be exported). Rows on stores this machine cannot reach are cut short as
-our error with the reason, never given a result. `arc export BATCH [--outcomes FILE]` prints the
+so a stopped command's batch can still be exported). Before anything is recorded, each store off our lab gets
+one HTTP request (at most 16 at once, 5 s each, progress on stderr): when fewer than 10 answer (fewer than one, for
+a batch under 10 rows) the command exits 1 saying so and records nothing; otherwise rows on stores that did not
+answer are cut short as our error with the reason, never given a result. `arc export BATCH [--outcomes FILE]` prints the
 batch as an arc-leaderboard-submission/v1 object, checked against ARC's JSON Schema and our own parser first; an
 ARC-100 batch's `no_cart` rows (code cannot read a real store's cart) need the outcome a person gave them (FILE).
 """
@@ -16,7 +18,7 @@ import json
 import sys
 import time
 from functools import partial
-from typing import Any
+from typing import Any, TextIO
 from uuid import UUID
 
 import anyio
@@ -27,13 +29,21 @@ from adapters.run_recorder import with_retries
 from adapters.settings import Settings, SettingsError
 from adapters.wiring import Runtime, build_runtime
 from domain.courses.course import CURRENT_VERSION
-from domain.leaderboards.arc import COURSE_TEST_SET, TestItem
+from domain.leaderboards.arc import COURSE_TEST_SET, MIN_COUNTED, TestItem
 from domain.leaderboards.arc_batches import ArcBatch, load_batch, schedule_batch
 from domain.leaderboards.arc_export import arc_result, needs_review
 from domain.week.weeks import week_of
 from ops import arguments
 from ops.arc_export import ExportRefused, batch_ends, check_export, export_batch
-from ops.arc_files import TestSetError, is_lab, pick, read_test_set, start_url, unreachable
+from ops.arc_files import (
+    REACH_SECONDS,
+    TestSetError,
+    is_lab,
+    pick,
+    read_test_set,
+    start_url,
+    unreachable_stores,
+)
 from ops.cli import CommandError
 from ops.commands import HELP, Subcommands
 from ops.local_services import local_services
@@ -47,7 +57,8 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="arc_command", metavar="ARC_COMMAND", required=True)
     run = sub.add_parser("run", help="run an agent on every row (or --ids) of a test set, as one batch")
     run.add_argument("--test-set", required=True,
-                     help="CSV (id, host, product_url) or ARC's JSON; e.g. canitbuy-course-2.1.csv, arc-100-v1.csv")
+                     help="CSV (id, host, product_url) or ARC's JSON; e.g. canitbuy-course-2.1.csv, arc-100.csv, "
+                          "arc-100.json")
     run.add_argument("--ids", help="comma-separated ids to run (default every row)")
     run.add_argument("--model", required=True, type=arguments.model,
                      help="a built-in agent (baseline-robust, ...) or a line-up model")
@@ -62,8 +73,9 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     export.add_argument("--public-url", type=arguments.https_url, help="https base of the site for evidence addresses "
                                              "(default CANITBUY_PUBLIC_URL; unset leaves them out)")
     export.add_argument("--outcomes", metavar="FILE",
-                        help="a CSV id,outcome: the outcome a person gave each no_cart row outside our lab after "
-                             "reviewing its run's evidence (required when an ARC-100 batch has such rows)")
+                        help="a CSV id,outcome: the outcome a person gave each no_cart row outside our lab (and "
+                             "any blocked one) after reviewing its run's evidence (required when an ARC-100 batch "
+                             "has no_cart rows)")
     export.set_defaults(handler=arc_export)
     return parser
 
@@ -85,15 +97,61 @@ def arc_run(args: argparse.Namespace) -> int:
     settings = _settings(args.lab_url)
     with build_runtime(settings) as runtime, local_services(settings) as services:
         starts = [(item, start_url(item, services.lab_url, settings.lab_domain)) for item in items]
+        unreachable = _reach(starts, settings.lab_domain)
         batch = _schedule(runtime, test_set, args.model, starts)
         print(f"batch {batch.id} recorded: {len(starts)} rows (canitbuy arc export {batch.id}, even if stopped)",
               file=sys.stderr, flush=True)
         began = time.monotonic()
-        anyio.run(_execute, runtime, services.lab_url, services.directory_url, batch, starts)
+        anyio.run(_execute, runtime, services.lab_url, services.directory_url, batch, starts, unreachable)
         with_retries(lambda: _finish(runtime, batch.id), "finishing the batch")
         rows = _rows(runtime, batch.id)
     _print(str(batch.id), test_set, args.model, rows, round(time.monotonic() - began, 1), args.json)
     return 0
+
+
+def _reach(starts: list[tuple[TestItem, str]], lab_domain: str) -> dict[str, str]:
+    """Why each store off our lab does not answer, by its start address, checked before anything is recorded; a
+    CommandError when too few answer for the batch to be worth recording: ARC counts a run only with at least 10
+    results, so a batch of 10 rows or more needs 10 stores that answer, a smaller one (a trial, never a
+    submission) one. Our lab's rows are not checked: the command runs against that lab."""
+    stores = [url for _, url in starts if not is_lab(url, lab_domain)]
+    if not stores:
+        return {}
+    shown = _ReachProgress(len(stores), sys.stderr)
+    unreachable = anyio.run(partial(unreachable_stores, stores, checked=shown))
+    shown.end()
+    answering = len(starts) - sum(1 for _, url in starts if url in unreachable)
+    needed = MIN_COUNTED if len(starts) >= MIN_COUNTED else 1
+    if answering < needed:
+        first = next(unreachable[url] for _, url in starts if url in unreachable)
+        first = first.removeprefix("store unreachable from this machine (").removesuffix(")")
+        need = (f"ARC counts a run only with at least {MIN_COUNTED} results" if needed > 1
+                else "nothing could run")
+        raise CommandError(f"{answering} of {len(starts)} stores answer from this machine (one HTTP request each, "
+                           f"{REACH_SECONDS:g} s; e.g. {first}); {need}, so no batch was recorded")
+    return unreachable
+
+
+class _ReachProgress:
+    """The check's progress on stderr: one updating line on a terminal, else a line at each tenth and the end."""
+
+    def __init__(self, total: int, stream: TextIO) -> None:
+        self.total, self.stream, self.tty = total, stream, stream.isatty()
+        self.step = max(1, total // 10)
+        self.last = ""
+
+    def __call__(self, done: int, reachable: int) -> None:
+        self.last = f"checking the stores: {done} of {self.total} checked, {reachable} answer"
+        if self.tty:
+            self.stream.write("\r\033[K" + self.last)
+        elif done % self.step == 0 or done == self.total:
+            self.stream.write(self.last + "\n")
+        self.stream.flush()
+
+    def end(self) -> None:
+        if self.tty and self.last:
+            self.stream.write("\n")
+            self.stream.flush()
 
 
 def _schedule(runtime: Runtime, test_set: str, model: str, starts: list[tuple[TestItem, str]]) -> ArcBatch:
@@ -112,11 +170,10 @@ def _finish(runtime: Runtime, batch_id: UUID) -> None:
 
 
 async def _execute(runtime: Runtime, lab_url: str, directory_url: str | None, batch: ArcBatch,
-                   starts: list[tuple[TestItem, str]]) -> None:
-    lab_domain = runtime.settings.lab_domain
+                   starts: list[tuple[TestItem, str]], unreachable: dict[str, str]) -> None:
     to_run: list[str] = []
     for row, (_, url) in zip(batch.rows, starts, strict=True):
-        why = None if is_lab(url, lab_domain) else await anyio.to_thread.run_sync(unreachable, url)
+        why = unreachable.get(url)
         if why is None:
             to_run.append(row.run_id)
             continue

@@ -47,10 +47,22 @@ def refused(name: str | Path) -> str:
 
 @pytest.mark.parametrize("name", ["arc-100.csv", "arc-100.json"])
 def test_arcs_own_files_read_as_arc_100_v1(name: str) -> None:
-    path = SHARED / name if (SHARED / name).is_file() else BUNDLED / "arc-100-v1.csv"
+    path = SHARED / name if (SHARED / name).is_file() else BUNDLED / arc_files.ALIASES[name]
     found = read_test_set(str(path))
     assert found.name == ARC_TEST_SET and len(found.items) == 100
     assert all(FROZEN[item.id].product_url == item.product_url for item in found.items)
+
+
+@pytest.mark.parametrize(("name", "bundled"), [("arc-100.csv", "arc-100-v1.csv"), ("arc-100.json", "arc-100-v1.json")])
+def test_arcs_own_file_names_are_the_bundled_copies(name: str, bundled: str) -> None:
+    """`--test-set arc-100.csv` or `arc-100.json`, as ARC names its files, is our copy of that file."""
+    assert locate(name) == BUNDLED / bundled
+    if (SHARED / name).is_file():  # the copy is ARC's file as published, byte for byte
+        assert (BUNDLED / bundled).read_bytes() == (SHARED / name).read_bytes()
+    found = read_test_set(name)
+    assert found.name == ARC_TEST_SET and [i.product_url for i in found.items] == [
+        i.product_url for i in FROZEN.values()]
+    assert refused(f"./{name}") == f"no test set file './{name}'"  # a path is read as given, never aliased
 
 
 def test_arc_100_ids_lent_to_our_lab_are_refused_naming_file_row_and_field(tmp_path: Path) -> None:
