@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import urlsplit
 from uuid import UUID
 
 import anyio
@@ -103,6 +104,17 @@ async def spend_hold(ctx: dict[str, Any], res: Resources, run: Run) -> str | Non
     return f"{'flagship' if flagship else 'weekly'} spending cap reached (${spent:.2f} of ${cap:.2f})"
 
 
+PUBLIC_LAB_DOMAIN = "lab.canitbuy.com"
+
+
+def on_a_real_store(kind: str, start_url: str, lab_domain: str) -> bool:
+    """ARC's task on a store that is not a station of a lab: its pages may load from any public host. Every course
+    run, and an ARC run on our lab, has the store's host only (the stations stay apart)."""
+    host = (urlsplit(start_url).hostname or "").lower()
+    on_lab = any(host.endswith("." + domain) for domain in (lab_domain.lower(), PUBLIC_LAB_DOMAIN))
+    return kind == "arc" and not on_lab
+
+
 async def _execute(res: Resources, run: Run, recorder: RecordRunRecorder) -> str:
     began = time.monotonic()
     try:
@@ -113,7 +125,8 @@ async def _execute(res: Resources, run: Run, recorder: RecordRunRecorder) -> str
                                agent_version=agent_version, agent_release=release)
         if run.kind == "reader":
             return await _read(res, run, task, began, recorder)
-        session = await res.browser_session(task.start_url)
+        session = await res.browser_session(task.start_url, open_web=on_a_real_store(run.kind, task.start_url,
+                                                                                    res.runtime.settings.lab_domain))
     except ModelConnectionError as error:
         await recorder.cut_short("model_connection", str(error), steps=0, seconds=time.monotonic() - began)
         return "cut_short"

@@ -116,9 +116,10 @@ class Resources:
         """A run failed in a way a dead browser explains: check it before the next run."""
         self._suspect = True
 
-    async def browser_session(self, store_url: str) -> PlaywrightSession:
+    async def browser_session(self, store_url: str, *, open_web: bool = False) -> PlaywrightSession:
         """A fresh context; it keeps a trace and video (in a folder under the data folder, so moving them into
-        a folder blob store is a rename) unless CANITBUY_TRACES=off."""
+        a folder blob store is a rename) unless CANITBUY_TRACES=off. `open_web`: a real store's run, whose pages
+        may load from any public host (adapters/browser/playwright_browser.py)."""
         async with self._lock:
             if self._browser is None or (self._suspect and not _connected(self._browser)):
                 await self._relaunch()
@@ -126,7 +127,7 @@ class Resources:
         assert self._browser is not None
         settings = self.runtime.settings
         return await self._browser.session(store_url, media_dir=settings.data_dir / MEDIA_FOLDER
-                                           if settings.traces else None)
+                                           if settings.traces else None, open_web=open_web)
 
     async def _relaunch(self) -> None:
         if self._browser is not None:
