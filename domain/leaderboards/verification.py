@@ -1,7 +1,14 @@
 """Verifying a leaderboard submission: the sample draw, the re-run judgement and the receipt judgement. Pure.
 
-The draw is reproducible by anyone, in any language: rank the reported ids that count toward n by
-sha256("<seed>:<id>") (hex, ascending) and take the first min(10, n). The seed is recorded with the sample.
+The draw is reproducible by anyone, in any language: rank the reported ids that count toward n or were reported
+as `error` by sha256("<seed>:<id>") (hex, ascending) and take the first min(10, that many). The seed is recorded
+with the sample.
+
+Why `error` rows are drawn: ARC samples "at least 10 of the stores you reported" (abab7575/arc-open,
+docs/leaderboard-spec.md), and a failure relabelled `error` ("the agent's own run broke") leaves n, raising the
+rate; drawn only from n, such rows would never be re-run. A store reported as `error` agrees when our re-run gets
+the product into a cart (the error hid no failure: counting it would only have lowered the rate) and disagrees
+when it does not. `not_attempted` rows ("You skipped this store") claim no run and are not drawn.
 """
 
 from __future__ import annotations
@@ -63,9 +70,14 @@ def draw_sample(ids: Iterable[str], seed: str, size: int = SAMPLE_SIZE) -> list[
     return sorted(ranked[: min(size, len(pool))])
 
 
+DRAWN = ("error",)
+"""Outcomes left out of n that are drawn all the same (the module's docstring)."""
+
+
 def sample_pool(submission: Submission) -> list[str]:
-    """The reported stores a sample is drawn from: those whose result counts toward n, by test-set id."""
-    return [r.id or r.host or "" for r in submission.results if r.outcome not in NOT_COUNTED]
+    """The reported stores a sample is drawn from: those whose result counts toward n, and those reported as
+    `error`, by test-set id."""
+    return [r.id or r.host or "" for r in submission.results if r.outcome not in NOT_COUNTED or r.outcome in DRAWN]
 
 
 def reported_outcomes(submission: Submission) -> dict[str, str]:
@@ -73,7 +85,11 @@ def reported_outcomes(submission: Submission) -> dict[str, str]:
 
 
 def agrees(reported: str, rerun: str) -> bool:
-    """Results agree when both got the product into a cart or both did not (the rate is about cart success)."""
+    """Results agree when both got the product into a cart or both did not (the rate is about cart success). A
+    store reported as `error` agrees only when our re-run got the product into a cart: a failure there is one the
+    report left out of n."""
+    if reported in DRAWN:
+        return rerun in SUCCESS
     return (reported in SUCCESS) == (rerun in SUCCESS)
 
 

@@ -29,6 +29,7 @@ from domain.leaderboards.verification import (
     draw_sample,
     judge_receipts,
     judge_reruns,
+    reported_outcomes,
     sample_pool,
 )
 
@@ -122,9 +123,10 @@ def test_two_hundred_runs_a_day_overall() -> None:
         day.count("a new network", submission_id("new"), at=AT)
 
 
-def test_the_sample_is_ten_counted_stores_and_the_seed_redoes_the_draw() -> None:
+def test_the_sample_is_drawn_from_counted_and_error_stores_and_the_seed_redoes_the_draw() -> None:
     pool = sample_pool(a_run())
-    assert len(pool) == 10 and "arc100-v1-011" not in pool  # error and not_attempted are not drawn
+    # ARC samples "the stores you reported": a store reported as error is drawn too; one not attempted is not.
+    assert len(pool) == 11 and "arc100-v1-011" in pool and "arc100-v1-012" not in pool
     twelve = [f"arc100-v1-{i:03d}" for i in range(1, 13)]
     drawn = draw_sample(twelve, "seed-1")
     assert len(drawn) == 10 and drawn == draw_sample(list(reversed(twelve)), "seed-1")
@@ -134,8 +136,10 @@ def test_the_sample_is_ten_counted_stores_and_the_seed_redoes_the_draw() -> None
 
 def _reruns(sample: list[str], reported: dict[str, str], disagree: int) -> dict[str, str]:
     flip = {"added_to_cart": "no_cart", "checkout_reached": "blocked", "no_cart": "added_to_cart",
-            "blocked": "checkout_reached"}
-    return {item: flip[reported[item]] if n < disagree else reported[item] for n, item in enumerate(sample)}
+            "blocked": "checkout_reached", "error": "no_cart"}
+    agree = {"error": "added_to_cart"}  # a store reported as error agrees when the re-run reaches a cart
+    return {item: flip[reported[item]] if n < disagree else agree.get(reported[item], reported[item])
+            for n, item in enumerate(sample)}
 
 
 def test_eight_of_ten_agreeing_verifies() -> None:
@@ -158,6 +162,31 @@ def test_seven_of_ten_rejects_with_the_reason() -> None:
 def test_blocked_and_no_cart_agree_as_no_cart_success() -> None:
     judgement = judge_reruns({"a": "blocked"}, ["a"], {"a": "no_cart"})
     assert judgement.verified
+
+
+def test_a_store_reported_as_error_agrees_only_when_our_rerun_reaches_a_cart() -> None:
+    assert judge_reruns({"a": "error"}, ["a"], {"a": "added_to_cart"}).verified
+    assert judge_reruns({"a": "error"}, ["a"], {"a": "checkout_reached"}).verified
+    for failed in ("no_cart", "blocked"):  # a failure the report left out of n
+        judgement = judge_reruns({"a": "error"}, ["a"], {"a": failed})
+        assert not judgement.verified and judgement.reason.endswith(f"a (reported error, re-run {failed})")
+
+
+def test_failures_relabelled_error_are_drawn_and_reject_the_run() -> None:
+    """Ten successes and forty failures reported as error: n is 10 and the rate 100%. Drawn from n alone, the
+    sample held only the successes and verified it; drawn from every reported store, it meets the errors, whose
+    re-runs fail."""
+    data = run_data("relabelled")
+    ids = [f"arc100-v1-{i:03d}" for i in range(1, 51)]
+    data["results"] = [{"id": i, "outcome": "added_to_cart" if n < 10 else "error"} for n, i in enumerate(ids)]
+    submission = parse_submission(json.dumps(data).encode())
+    assert len(submission.counted()) == 10 and submission.successes() == 10
+    reported = reported_outcomes(submission)
+    sample = draw_sample(sample_pool(submission), "seed")
+    assert sum(reported[i] == "error" for i in sample) >= 3
+    reruns = {i: "added_to_cart" if reported[i] != "error" else "no_cart" for i in sample}
+    judgement = judge_reruns(reported, sample, reruns)
+    assert not judgement.verified and "reported error, re-run no_cart" in judgement.reason
 
 
 def test_every_sampled_store_needs_its_rerun_outcome() -> None:
