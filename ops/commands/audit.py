@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import msgspec
@@ -36,14 +40,15 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     sub = audit.add_subparsers(dest="audit_command", metavar="AUDIT_COMMAND", required=True)
     export = sub.add_parser("export", help="write the events a week's publication depended on (JSON Lines)")
     export.add_argument("--week", required=True, type=arguments.iso_week, help="ISO week, e.g. 2026-W48")
-    export.add_argument("--out", required=True, type=Path, help="file to write, e.g. week.jsonl")
+    export.add_argument("--out", required=True, type=file_path,
+                        help="file to write, e.g. week.jsonl (outside the data folder; written whole or not at all)")
     export.add_argument("--publication", type=arguments.whole_number(1, 10_000), default=1,
                         help="which publication (1 = the first)")
     export.set_defaults(handler=export_week)
     verify = sub.add_parser(
         "verify", help="recompute ranking, Matrix and events sha256 from the file; check them against the published "
         "ones", description=VERIFY_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    verify.add_argument("file", type=Path, help="the audit file, e.g. canitbuy-2026-W48-publication-1.jsonl")
+    verify.add_argument("file", type=file_path, help="the audit file, e.g. canitbuy-2026-W48-publication-1.jsonl")
     verify.add_argument("--published", metavar="WEEK_JSON",
                         help="the week's published values to check against: its JSON as a file or an address, "
                         "e.g. https://canitbuy.com/api/weeks/2026-W48.json")
@@ -64,8 +69,61 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
 
 
 
+def file_path(text: str) -> Path:
+    """A file named on the command line; an empty name is a usage error (Path("") would be the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the path is empty")
+    return Path(text)
+
+
+def refuse_inside_data_folder(out: Path, settings: Settings) -> None:
+    """A file written into the data folder could replace the store's own database (or a blob, or a key)."""
+    data_dir = Path(settings.data_dir).resolve()
+    target = out.resolve()
+    if target == data_dir or data_dir in target.parents:
+        raise UsageError(f"audit export: --out {out} is inside the data folder {data_dir} (the store's own files); "
+                         "write it elsewhere")
+
+
+def write_whole(out: Path, lines: Iterable[bytes]) -> None:
+    """Write `lines` to a temporary file beside `out`, then rename it over `out`: a failure part-way leaves `out`
+    as it was, and the error is one line naming the file. A device or pipe (e.g. /dev/stdout) is written as it is:
+    it cannot be renamed over, and it keeps no partial file."""
+    if out.exists() and not out.is_file():
+        try:
+            with out.open("wb") as file:
+                for line in lines:
+                    file.write(line + b"\n")
+        except OSError as error:
+            raise CommandError(f"cannot write {out}: {error.strerror or error}") from None
+        return
+    folder = out.parent
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=folder)
+    except OSError as error:
+        raise CommandError(f"cannot write {out}: {error.strerror or error}") from None
+    try:
+        with os.fdopen(handle, "wb") as file:
+            for line in lines:
+                file.write(line + b"\n")
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, out)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise CommandError(f"cannot write {out}: {error.strerror or error}") from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
 def export_week(args: argparse.Namespace) -> int:
     week, settings = args.week, Settings.from_env()
+    refuse_inside_data_folder(args.out, settings)
+    if args.out.is_dir():
+        raise UsageError(f"audit export: --out {args.out} is a folder; name a file")
     with build_runtime(settings) as runtime:
         record, readmodels = runtime.record, runtime.readmodels
         readmodels.catch_up()
@@ -76,9 +134,7 @@ def export_week(args: argparse.Namespace) -> int:
             raise CommandError(f"week {week} has {len(publications)} publication(s)")
         publication = publications[args.publication - 1]
         events = week_events(record.read_log, week, publication.position)
-        with args.out.open("wb") as out:
-            for line in export_lines(events, publication):
-                out.write(line + b"\n")
+        write_whole(args.out, export_lines(events, publication))
         kind = " (provisional)" if publication.provisional else ""
         print(f"wrote {args.out}: {week}, publication {args.publication}{kind} at log position {publication.position}")
         return 0

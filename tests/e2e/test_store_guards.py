@@ -1,0 +1,55 @@
+"""Commands that must not harm the store they read, nor report on a store that is not there: each runs the command
+as a user types it, in its own process, against a fresh data folder.
+
+Before, `audit export --out <data>/canitbuy.sqlite3` opened the event store's database for writing before reading
+the week's events (the store was left at 0 bytes), and `audit verify ""` said `.: is a directory`.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def canitbuy(args: list[str], data_dir: Path, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("CANITBUY_") and k != "AI_GATEWAY_API_KEY"}
+    clean.update({"CANITBUY_DATA_DIR": str(data_dir), "PYTHONPATH": str(REPO)})
+    return subprocess.run(
+        [sys.executable, "-m", "ops.cli", *args],
+        cwd=cwd,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        input=stdin,
+    )
+
+
+def one_line(done: subprocess.CompletedProcess[str], code: int) -> str:
+    assert done.returncode == code, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("canitbuy"), line
+    return line
+
+
+def test_audit_export_refuses_to_write_into_the_data_folder(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    canitbuy(["week", "show", "--week", "2026-W50"], data, tmp_path)  # opens (makes) the store
+    database = data / "canitbuy.sqlite3"
+    before = database.read_bytes()
+    for out in (database, data / "week.jsonl", data / "blobs" / ".." / "canitbuy.sqlite3"):
+        line = one_line(canitbuy(["audit", "export", "--week", "2026-W50", "--out", str(out)], data, tmp_path), 2)
+        assert "inside the data folder" in line, line
+    assert database.read_bytes() == before, "the store's database is as it was"
+    assert not (data / "week.jsonl").exists()
+
+
+def test_an_empty_path_is_said_to_be_empty(tmp_path: Path) -> None:
+    for args in (["audit", "verify", ""], ["audit", "export", "--week", "2026-W50", "--out", ""]):
+        line = one_line(canitbuy(args, tmp_path / "data", tmp_path), 2)
+        assert "the path is empty" in line, line
