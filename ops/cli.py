@@ -90,6 +90,24 @@ def _data_dir_problem(error: Exception) -> str | None:
     return data_dir_problem(folder) if isinstance(error, OSError) else sqlite_problem(folder)
 
 
+def _database_problem(error: Exception) -> str | None:
+    """When a command failed on PostgreSQL (a pool that got no connection, psycopg's or eventsourcing's own
+    words): why the database at CANITBUY_DATABASE_URL cannot be used, said as `web serve` and `worker --check`
+    say it."""
+    import psycopg
+    from eventsourcing.persistence import PersistenceError
+
+    url = os.environ.get("CANITBUY_DATABASE_URL", "").strip()
+    if not url or not isinstance(error, psycopg.Error | PersistenceError):
+        return None
+    from adapters.listening import database_problem
+
+    try:
+        return database_problem(url) or f"the database (CANITBUY_DATABASE_URL) failed: {one_line(error)}"
+    except Exception:  # noqa: BLE001 - the question is asked only to say the failure better
+        return None
+
+
 def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
     """Run one command; `clock` is the time commands that depend on it read (the week in progress), for tests."""
     arguments = join_dashed_values(sys.argv[1:] if argv is None else argv)
@@ -104,9 +122,13 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
         print("canitbuy: interrupted", file=sys.stderr)
         return 130
     except Exception as error:  # noqa: BLE001 - the promise is one line, even for what no handler foresaw
-        problem = _data_dir_problem(error)
-        print(f"canitbuy: {args.command}: {problem}" if problem else
-              f"canitbuy: {args.command} failed: {one_line(error)}", file=sys.stderr)
+        problem = _database_problem(error) or _data_dir_problem(error)
+        print(
+            f"canitbuy: {args.command}: {problem}"
+            if problem
+            else f"canitbuy: {args.command} failed: {one_line(error)}",
+            file=sys.stderr,
+        )
         return 1
     return int(result or 0)
 
