@@ -4,6 +4,7 @@ it checks); exit 1 naming the first problem. Run nightly, and after every restor
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
@@ -21,12 +22,29 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    with build_runtime(Settings.from_env(), args.clock) as runtime:
+    settings = Settings.from_env()
+    data_dir = Path(settings.data_dir)
+    if settings.database_url is None:  # SQLite: check the store that is there, never make one
+        if not data_dir.is_dir():
+            raise CommandError(f"check failed: no data folder {data_dir} (CANITBUY_DATA_DIR): there is no store")
+        if not (data_dir / "canitbuy.sqlite3").is_file():
+            raise CommandError(f"check failed: no event store {data_dir / 'canitbuy.sqlite3'} in the data folder")
+        if (data_dir / "canitbuy.sqlite3").stat().st_size == 0:
+            raise CommandError(f"check failed: the event store {data_dir / 'canitbuy.sqlite3'} is empty (0 bytes)")
+    with build_runtime(settings, args.clock) as runtime:
         blobs = runtime.blobs if args.blobs else None
         try:
             report = check_store(runtime.record.read_log, blobs)
         except StoreProblem as problem:
             raise CommandError(f"check failed: {problem}") from None
+        head = runtime.record.head_position()
+        if settings.database_url is not None or (data_dir / "readmodels.sqlite3").is_file():
+            projected = runtime.readmodels.position()
+            if projected > head:
+                raise CommandError(
+                    f"check failed: the read models are at log position {projected} but the log ends at {head}: "
+                    "they hold events the log does not have (a log lost or restored from an older backup); "
+                    "restore the log, or run canitbuy db rebuild if this log is the one to keep")
     where = f"blobs in {blobs.describe()}" if blobs is not None else "blobs not checked"
     print(f"ok: {report.events:,} events of {report.aggregates:,} aggregates decode with contiguous versions "
           f"({report.events_per_second:,.0f} events/s); {report.blobs:,} {where} are whole; "

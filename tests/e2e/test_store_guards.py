@@ -53,3 +53,33 @@ def test_an_empty_path_is_said_to_be_empty(tmp_path: Path) -> None:
     for args in (["audit", "verify", ""], ["audit", "export", "--week", "2026-W50", "--out", ""]):
         line = one_line(canitbuy(args, tmp_path / "data", tmp_path), 2)
         assert "the path is empty" in line, line
+
+
+def test_check_makes_no_store_and_says_there_is_none(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-data"
+    line = one_line(canitbuy(["check"], missing, tmp_path), 1)
+    assert "no data folder" in line, line
+    assert not missing.exists(), "check made nothing"
+    (tmp_path / "empty").mkdir()
+    line = one_line(canitbuy(["check"], tmp_path / "empty", tmp_path), 1)
+    assert "no event store" in line, line
+    assert list((tmp_path / "empty").iterdir()) == []
+    emptied = tmp_path / "emptied"
+    emptied.mkdir()
+    (emptied / "canitbuy.sqlite3").write_bytes(b"")
+    line = one_line(canitbuy(["check"], emptied, tmp_path), 1)
+    assert "is empty" in line, line
+
+
+def test_check_fails_when_the_read_models_are_ahead_of_the_log(tmp_path: Path) -> None:
+    longer, shorter = tmp_path / "longer", tmp_path / "shorter"
+    scheduled = canitbuy(["week", "schedule", "--no-execute"], longer, tmp_path)  # this week's line-up runs
+    assert scheduled.returncode == 0, scheduled.stderr
+    assert canitbuy(["db", "catch-up"], longer, tmp_path).returncode == 0
+    canitbuy(["week", "show", "--week", "2026-W50"], shorter, tmp_path)  # a fresh store: a shorter log
+    for stale in shorter.glob("readmodels.sqlite3*"):
+        stale.unlink()
+    for file in longer.glob("readmodels.sqlite3*"):  # with its write-ahead log, if it has one
+        (shorter / file.name).write_bytes(file.read_bytes())
+    line = one_line(canitbuy(["check", "--no-blobs"], shorter, tmp_path), 1)
+    assert "read models are at log position" in line and "the log ends at" in line, line
