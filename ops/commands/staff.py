@@ -43,7 +43,10 @@ def _password(from_stdin: bool) -> str:
 
     stdin = sys.stdin  # None when the command was started with its standard input closed
     if from_stdin or stdin is None or not stdin.isatty():
-        password = stdin.readline().rstrip("\r\n") if stdin is not None else ""
+        try:
+            password = stdin.readline().rstrip("\r\n") if stdin is not None else ""
+        except UnicodeDecodeError:
+            raise CommandError("staff add: the password is not text (its bytes are not UTF-8)") from None
     else:
         try:
             password = getpass.getpass("Password: ")
@@ -67,16 +70,58 @@ def add_account(args: argparse.Namespace) -> int:
     except SettingsError as error:
         raise CommandError(str(error)) from None
     password = _password(args.password_stdin)  # first: a command without one changes nothing
-    if args.role == "member":
-        _join_organisation(settings, args.email, args.org)
+    email = _checked(args.email, password, args.role, args.org)  # everything checked before anything is recorded
     db = SqlDb(settings)
     db.migrate()
+    with db.transaction() as tx:
+        exists = tx.fetchone("SELECT 1 FROM staff_accounts WHERE email = ?", (email,)) is not None
+    if exists and not args.replace:
+        raise CommandError(f"{email} already has an account (use --replace to set a new password)")
+    if args.replace and not exists:
+        raise CommandError(f"staff add --replace: there is no account {email} to replace (leave out --replace to "
+                           "make one)")
+    if args.role == "member":
+        _join_organisation(settings, email, args.org)
     try:
-        account = StaffAccounts(db).add(args.email, password, args.role, replace=args.replace, org=args.org)
+        account = StaffAccounts(db).add(email, password, args.role, replace=args.replace, org=args.org)
     except AccountError as error:
         raise CommandError(str(error)) from None
     print(f"staff account {account.email} ({account.role}) {'updated' if args.replace else 'made'}")
     return 0
+
+
+MAX_EMAIL = 254
+"""The longest address a mailbox may have (RFC 5321's path limit less its angle brackets)."""
+MAX_PASSWORD = 1024
+
+
+def _checked(email: str, password: str, role: str, org: str | None) -> str:
+    """The normalised e-mail address once the address, the password, the role and the organisation are all
+    acceptable; else one line saying what is not."""
+    from adapters.staff_accounts import MIN_PASSWORD, AccountError, normal_email
+    from ops.cli import CommandError
+
+    if len(email) > MAX_EMAIL:
+        raise CommandError(f"staff add: the e-mail address is longer than {MAX_EMAIL} characters")
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 or 0xD800 <= ord(c) < 0xE000 for c in email):
+        raise CommandError("staff add: the e-mail address has a control character in it")
+    try:
+        email = normal_email(email)
+    except AccountError as error:
+        raise CommandError(str(error)) from None
+    try:
+        password.encode("utf-8")
+    except UnicodeEncodeError:
+        raise CommandError("staff add: the password is not text (its bytes are not UTF-8)") from None
+    if len(password) < MIN_PASSWORD:
+        raise CommandError(f"the password must have at least {MIN_PASSWORD} characters")
+    if len(password) > MAX_PASSWORD:
+        raise CommandError(f"the password must have at most {MAX_PASSWORD} characters")
+    if role == "member" and not org:
+        raise CommandError("a member account needs --org SLUG")
+    if role != "member" and org is not None:
+        raise CommandError("a member account needs its organisation (--org), and only a member has one")
+    return email
 
 
 def _join_organisation(settings: Settings, email: str, org: str | None) -> None:

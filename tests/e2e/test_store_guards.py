@@ -8,6 +8,7 @@ the week's events (the store was left at 0 bytes), and `audit verify ""` said `.
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -83,3 +84,42 @@ def test_check_fails_when_the_read_models_are_ahead_of_the_log(tmp_path: Path) -
         (shorter / file.name).write_bytes(file.read_bytes())
     line = one_line(canitbuy(["check", "--no-blobs"], shorter, tmp_path), 1)
     assert "read models are at log position" in line and "the log ends at" in line, line
+
+
+REGISTER_ACME = (
+    "from adapters.settings import Settings; from adapters.wiring import build_runtime\n"
+    "with build_runtime(Settings.from_env()) as runtime:\n"
+    "    runtime.record.register_organisation(slug='acme', name='Acme', by='staff@example.org')\n"
+)
+
+
+def _events(data: Path) -> list[str]:
+    with sqlite3.connect(data / "canitbuy.sqlite3") as db:
+        return [str(row[0]) for row in db.execute("SELECT topic FROM stored_events ORDER BY rowid")]
+
+
+def test_staff_add_checks_everything_before_it_records_anything(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    env = {**os.environ, "CANITBUY_DATA_DIR": str(data), "PYTHONPATH": str(REPO)}
+    subprocess.run([sys.executable, "-c", REGISTER_ACME], env=env, check=True, cwd=tmp_path, timeout=120)
+    before = _events(data)
+    member = ["staff", "add", "mem@example.org", "--role", "member", "--org", "acme", "--password-stdin"]
+    assert "at least 12 characters" in one_line(canitbuy(member, data, tmp_path, "short\n"), 1)
+    binary = subprocess.run(
+        [sys.executable, "-m", "ops.cli", *member],
+        env=env,
+        cwd=tmp_path,
+        input=b"\xff\xfe a long password\n",
+        capture_output=True,
+        timeout=120,
+    )
+    assert binary.returncode == 1 and b"Traceback" not in binary.stderr and b"not text" in binary.stderr
+    for email, said in ((f"{'a' * 300}@example.org", "longer than"), ("m\x01m@example.org", "control character")):
+        done = canitbuy(["staff", "add", email, *member[3:]], data, tmp_path, "a long password 1\n")
+        assert said in one_line(done, 1)
+    done = canitbuy([*member, "--replace"], data, tmp_path, "a long password 1\n")
+    assert "no account mem@example.org to replace" in one_line(done, 1)
+    assert _events(data) == before, "nothing was recorded (no Organisation.MemberAdded)"
+    made = canitbuy(member, data, tmp_path, "a long password 1\n")
+    assert made.returncode == 0 and "made" in made.stdout, made.stderr
+    assert len(_events(data)) == len(before) + 1
