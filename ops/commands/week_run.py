@@ -53,7 +53,7 @@ def add_subcommands(group: Subcommands) -> None:
                                                   "repeats Monday 14:00, then publication); safe to repeat")
     schedule.add_argument("--now", type=arguments.utc_time,
                           help="pretend it is this later UTC time of the week in progress (ISO 8601); a week that "
-                               "is over takes no more runs")
+                               "is over takes no more runs, and a week not begun is refused")
     schedule.add_argument("--no-execute", action="store_true", help="only schedule; workers execute later")
     schedule.set_defaults(handler=run_schedule)
 
@@ -171,9 +171,17 @@ def _print(summary: dict[str, Any], as_json: bool, stream: Any) -> None:
 def run_schedule(args: argparse.Namespace) -> int:
     settings = _settings()
     clock = getattr(args, "clock", system_clock)
-    now = args.now or clock()
-    if is_over(week_of(now), clock()):  # the events are stamped with the real clock: they would count elsewhere
-        raise UsageError(f"--now {now.isoformat()}: {PastWeekError(week_of(now), clock())}")
+    now, today = args.now or clock(), clock()
+    try:
+        week, this_week = week_of(now), week_of(today)
+        over = is_over(week, today)
+    except (WeekError, ValueError, OverflowError) as error:
+        raise UsageError(f"--now {now.isoformat()}: {error}") from None
+    if over:  # the events are stamped with the real clock: they would count elsewhere
+        raise UsageError(f"--now {now.isoformat()}: {PastWeekError(week, today)}")
+    if now > today and week != this_week:  # runs of a week not begun would be stamped now, in this week
+        raise UsageError(f"--now {now.isoformat()}: week {week} has not begun (it is {this_week} now); --now "
+                         "is a later time of the week in progress")
     with build_runtime(settings, clock) as runtime:
         ledger = RunLedger(runtime.record)
         # Publication waits for execution in the embedded default, so run the schedule first without it.

@@ -123,3 +123,13 @@ def test_staff_add_checks_everything_before_it_records_anything(tmp_path: Path) 
     made = canitbuy(member, data, tmp_path, "a long password 1\n")
     assert made.returncode == 0 and "made" in made.stdout, made.stderr
     assert len(_events(data)) == len(before) + 1
+
+
+def test_week_schedule_refuses_a_now_in_a_week_not_begun(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    canitbuy(["week", "show", "--week", "2026-W50"], data, tmp_path)  # opens (makes) the store
+    before = _events(data)
+    for now, said in (("2030-01-01T00:00Z", "has not begun"), ("9999-12-31", "outside the years")):
+        line = one_line(canitbuy(["week", "schedule", "--now", now, "--no-execute"], data, tmp_path), 2)
+        assert line.startswith("canitbuy: --now ") and said in line, line
+    assert _events(data) == before, "no run was scheduled"
