@@ -27,12 +27,22 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     publisher = sub.add_parser("publish", help="compute and publish a week's ranking and Matrix (provisionally while "
                                                "the week is in progress)")
     publisher.add_argument("--week", required=True, type=arguments.iso_week, help="ISO week, e.g. 2026-W48")
-    publisher.add_argument("--by", required=True, help="who publishes (staff e-mail)")
+    publisher.add_argument("--by", required=True, type=publisher_name, help="who publishes (staff e-mail)")
     publisher.set_defaults(handler=publish)
     show = sub.add_parser("show", help="a week's position, course version and publications")
     show.add_argument("--week", required=True, type=arguments.iso_week, help="ISO week, e.g. 2026-W48")
     show.set_defaults(handler=show_week)
     return week
+
+
+def publisher_name(text: str) -> str:
+    """Who publishes, as it stays on the record for good: not blank, one line, of a reasonable length."""
+    name = text.strip()
+    if not name:
+        raise argparse.ArgumentTypeError("the publisher's name is blank (give the staff e-mail)")
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name) or len(name) > 254:
+        raise argparse.ArgumentTypeError("give the publisher's staff e-mail (one line, at most 254 characters)")
+    return name
 
 
 def publish(args: argparse.Namespace) -> int:

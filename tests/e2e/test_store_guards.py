@@ -133,3 +133,10 @@ def test_week_schedule_refuses_a_now_in_a_week_not_begun(tmp_path: Path) -> None
         line = one_line(canitbuy(["week", "schedule", "--now", now, "--no-execute"], data, tmp_path), 2)
         assert line.startswith("canitbuy: --now ") and said in line, line
     assert _events(data) == before, "no run was scheduled"
+
+
+def test_week_publish_refuses_a_blank_publisher(tmp_path: Path) -> None:
+    for blank in ("", "  ", "\t"):
+        line = one_line(canitbuy(["week", "publish", "--week", "2026-W50", "--by", blank], tmp_path / "d", tmp_path), 2)
+        assert "argument --by" in line and "blank" in line, line
+    assert not (tmp_path / "d").exists(), "nothing was opened, let alone published"
