@@ -90,7 +90,10 @@ def _no_constant(name: str) -> Any:
 
 
 def _js_number(text: str) -> int | float:
-    """An integer too large for a double is a double in JavaScript, and so here."""
+    """An integer too large for a double is a double in JavaScript, and so here: read as a double from its text,
+    so one past a double's range (309 digits or more) is Infinity, as `JSON.parse` reads it, never an error."""
+    if len(text) > 17:  # past 2**53 whatever its sign
+        return float(text)
     number = int(text)
     return number if abs(number) <= 2**53 else float(number)
 
