@@ -136,7 +136,9 @@ class RankingEntry(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fie
     """One model's line of the ranking."""
 
     model: str
-    """Model or built-in agent name."""
+    """Model or built-in agent name. The built-in agents (baseline-naive, -patient, -structured, -careful, -robust)
+    are CanItBuy's reference agents written as rules, not AI models: no screenshot, and three of them read the
+    page's structured data (docs/agents.md)."""
     label: str
     """Its name as shown to readers."""
     ranked: bool
@@ -308,7 +310,8 @@ class MatrixModel(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fiel
     """A model (a row of the Matrix)."""
 
     model: str
-    """Model name."""
+    """Model or built-in agent name (baseline-*: a reference agent written as rules, not an AI model; see the
+    ranking's entries)."""
     label: str
     """Label."""
     cells: dict[str, MatrixCell]

@@ -13,6 +13,7 @@ from fractions import Fraction
 
 import msgspec
 
+from adapters.models.lineup import BASELINES
 from domain.projections.documents import Matrix, MatrixCell, MatrixStation, Ranking, RankingEntry
 from domain.projections.statistics import percent_text, wilson
 
@@ -60,6 +61,8 @@ class RankedRow(msgspec.Struct, frozen=True, kw_only=True):
     percent: int
     low: int
     high: int
+    builtin: bool = False
+    """A built-in reference agent (baseline-*), not an AI model: the pages say so beside its name."""
 
 
 class UnrankedRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -70,6 +73,7 @@ class UnrankedRow(msgspec.Struct, frozen=True, kw_only=True):
     passed: int
     of: int
     why: list[str]
+    builtin: bool = False
 
 
 class CellView(msgspec.Struct, frozen=True, kw_only=True):
@@ -94,6 +98,13 @@ class MatrixRow(msgspec.Struct, frozen=True, kw_only=True):
     label: str
     cells: list[CellView]
     """In the order of the Matrix's stations (the course's stage order)."""
+    builtin: bool = False
+
+
+def is_builtin(model: str) -> bool:
+    """One of our built-in agents (docs/agents.md): rules, not an AI model. The week's documents name it like a
+    model, and carry no field saying so (one would change the bytes of weeks already published)."""
+    return model in BASELINES
 
 
 class StageGroup(msgspec.Struct, frozen=True, kw_only=True):
@@ -114,10 +125,11 @@ def ranking_rows(ranking: Ranking) -> tuple[list[RankedRow], list[UnrankedRow]]:
                 accepted_all_cookies=e.accepted_all_cookies, shared=places[e.place] > 1,
                 percent=int(percent_text(Fraction(e.passed, e.of) if e.of else Fraction(0), 0)),
                 low=int(percent_text(interval.low, 0)), high=int(percent_text(interval.high, 0)),
+                builtin=is_builtin(e.model),
             ))
         else:
             unranked.append(UnrankedRow(model=e.model, label=e.label, passed=e.passed, of=e.of,
-                                        why=[_reason(r, e) for r in e.reasons]))
+                                        why=[_reason(r, e) for r in e.reasons], builtin=is_builtin(e.model)))
     return ranked, unranked
 
 
@@ -188,7 +200,7 @@ def matrix_rows(matrix: Matrix) -> list[MatrixRow]:
     """Each model's cells in the order of the Matrix's stations."""
     names = matrix.stage_names()
     return [
-        MatrixRow(model=m.model, label=m.label,
+        MatrixRow(model=m.model, label=m.label, builtin=is_builtin(m.model),
                   cells=[cell_view(m.cells[s.code], s.stage, names) for s in matrix.stations])
         for m in matrix.models
     ]
