@@ -205,8 +205,9 @@ def test_every_command_does_its_work_on_a_real_store(env: dict[str, str], tmp_pa
     assert summary["week"] == week and summary["totals"]["runs"] == 2 and summary["totals"]["unfinished"] == 0
     assert f"published {week}" in ok("week publish", "--week", week, "--by", "admin@example.org")
     assert "publication 1" in ok("week show", "--week", week)
-    ok("audit export", "--week", week, "--out", str(tmp_path / "week.jsonl"))
-    assert "Self-consistent only" in ok("audit verify", str(tmp_path / "week.jsonl"))
+    audit_file = tmp_path.parent / f"{tmp_path.name}-week.jsonl"  # outside the data folder (tmp_path), as it must be
+    ok("audit export", "--week", week, "--out", str(audit_file))
+    assert "Self-consistent only" in ok("audit verify", str(audit_file))
     assert json.loads(ok("audit replay", "--week", week))["week"] == week
     assert "publications recompute" in ok("check")
     assert f"wrote {tmp_path / 'data' / week}" in ok("dataset export", "--week", week, "--out", str(tmp_path / "data"))
