@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from adapters.models.lineup import BASELINES, entrant
 from domain.agent.lineup import Entrant, LineUpError
 from domain.courses.course import CURRENT_VERSION, load_course
 from domain.eventlog.commands import PublishWeek, ScheduleRun
@@ -72,6 +73,8 @@ def _schedule_commands(site: Site, form: FormData, by: str) -> list[ScheduleRun]
     model = str(form.get("model", "")).strip()
     if not model:
         raise FormError("name the model (or built-in agent) to run")
+    if model not in BASELINES and entrant(model) is None:  # as the CLI's --model (ops.arguments.model)
+        raise FormError(f"no built-in agent or line-up model named {model!r}")
     stations = [str(s) for s in form.getlist("station")] or course.codes
     unknown = [s for s in stations if s not in course.codes]
     if unknown:

@@ -111,11 +111,11 @@ def test_staff_publish_schedule_and_manage_the_line_up(site) -> None:
     sign_in(client, *STAFF)
     token = csrf_of(client.get("/staff/operations").text)
     scheduled = client.post("/staff/operations/schedule", data={
-        "csrf": token, "what": "runs", "model": "model-alpha", "week": site.week.week, "repeats": "2",
+        "csrf": token, "what": "runs", "model": "baseline-robust", "week": site.week.week, "repeats": "2",
         "station": ["s01", "s02"]}, follow_redirects=False)
     assert scheduled.headers["location"].endswith("scheduled+4+runs")
     past = client.post("/staff/operations/schedule", data={
-        "csrf": token, "what": "runs", "model": "model-alpha", "week": "2026-W01", "station": ["s01"]})
+        "csrf": token, "what": "runs", "model": "baseline-robust", "week": "2026-W01", "station": ["s01"]})
     assert past.status_code == 400 and "2026-W01 is over" in past.text, "a run counts for the week it starts in"
     assert client.get("/live/rows").text.count("waiting</td>") == 4
     for far in ("9999-W52", "0001-W01"):  # 9999-W52 ends in the year 10000: it was a 500 (OverflowError)

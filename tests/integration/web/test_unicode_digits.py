@@ -138,7 +138,7 @@ def test_repeats_in_other_digits_are_refused_like_any_malformed_number_and_sched
 
         def schedule(repeats: str) -> httpx.Response:
             return client.post("/staff/operations/schedule", data={
-                "csrf": token, "what": "runs", "model": "model-alpha", "week": site.week.week, "repeats": repeats,
+                "csrf": token, "what": "runs", "model": "baseline-robust", "week": site.week.week, "repeats": repeats,
                 "station": ["s01"]}, follow_redirects=False)
 
         malformed = schedule("abc")
