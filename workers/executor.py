@@ -31,6 +31,7 @@ from domain.agent.runs import Run, ShownScreen
 from domain.agent.verdicts import Verdict
 from domain.projections.spend import SpendFold
 from domain.week.weeks import week_of
+from workers.agents import UnknownModelError
 from workers.resources import Resources
 
 log = logging.getLogger("canitbuy.worker")
@@ -129,6 +130,11 @@ async def _execute(res: Resources, run: Run, recorder: RecordRunRecorder) -> str
                                                                                     res.runtime.settings.lab_domain))
     except ModelConnectionError as error:
         await recorder.cut_short("model_connection", str(error), steps=0, seconds=time.monotonic() - began)
+        return "cut_short"
+    except UnknownModelError as error:  # scheduled before the name was checked: one line, not a traceback
+        log.error("run %s could not start: %s", run.id, error)
+        await recorder.cut_short("our_error", f"{type(error).__name__}: {error}", steps=0,
+                                 seconds=round(time.monotonic() - began, 3))
         return "cut_short"
     except Exception as error:  # noqa: BLE001 - ours: recorded as such, never silently dropped
         log.exception("run %s could not start", run.id)
