@@ -7,10 +7,12 @@ first publication stays as it was published.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Literal, get_args
 from uuid import UUID, uuid4
 
 from eventsourcing.domain import Aggregate
+
+from domain.agent.verdicts import Outcome
 
 TargetKind = Literal["run", "model_week", "station_week"]
 Change = Literal["void", "set_outcome", "exclude", "note"]
@@ -109,5 +111,7 @@ def _check(
         raise CorrectionError("a station_week correction names the station")
     if change == "set_outcome" and (passed is None or not outcome):
         raise CorrectionError("set_outcome says whether the run passed and which outcome it has")
+    if change == "set_outcome" and outcome not in get_args(Outcome):  # new corrections only: events replay as recorded
+        raise CorrectionError(f"outcome must be one of {', '.join(get_args(Outcome))}")
     if change == "set_outcome" and passed != (outcome == "passed"):
         raise CorrectionError("passed and outcome disagree")
