@@ -13,7 +13,7 @@ from starlette.routing import Route
 from adapters.models.lineup import estimated_run_usd, is_flagship
 from domain.projections.spend import WeekSpend
 from domain.week.weeks import WeekError, parse_week
-from web.errors import NotFound
+from web.errors import BadRequest
 from web.rendering import Page, send
 from web.site import Site
 
@@ -35,7 +35,7 @@ async def spend_json(request: Request) -> Response:
     try:
         week = parse_week(request.path_params["week"])
     except WeekError as error:
-        raise NotFound(str(error)) from None
+        raise BadRequest(f"week: {error}") from None
     key = ("spend.json", week, site.version)
     page = site.cache.get(key)
     if page is None:
