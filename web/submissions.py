@@ -25,7 +25,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import msgspec
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -159,7 +159,11 @@ async def submit(request: Request) -> Response:
     elif length.isascii() and length.isdigit() and int(length) > MAX_BYTES:
         answer = _problem(413, f"The submission is larger than 200 KB ({MAX_BYTES} bytes).")
     else:
-        answer = await take(site, await bounded_body(request), client_address(request))
+        try:
+            body = await bounded_body(request)
+        except ClientDisconnect:  # the sender left mid-body: nothing to take, nobody to answer, nothing to log
+            return Response(status_code=400)
+        answer = await take(site, body, client_address(request))
     return answer_response(answer)
 
 
