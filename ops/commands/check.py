@@ -25,11 +25,12 @@ def run_check(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     data_dir = Path(settings.data_dir)
     if settings.database_url is None:  # SQLite: check the store that is there, never make one
-        if not data_dir.is_dir():
+        ancestors_are_folders = all(parent.is_dir() for parent in data_dir.parents if parent.exists())
+        if not data_dir.exists() and ancestors_are_folders:  # a file in the way is said as every command says it
             raise CommandError(f"check failed: no data folder {data_dir} (CANITBUY_DATA_DIR): there is no store")
-        if not (data_dir / "canitbuy.sqlite3").is_file():
+        if data_dir.is_dir() and not (data_dir / "canitbuy.sqlite3").is_file():
             raise CommandError(f"check failed: no event store {data_dir / 'canitbuy.sqlite3'} in the data folder")
-        if (data_dir / "canitbuy.sqlite3").stat().st_size == 0:
+        if data_dir.is_dir() and (data_dir / "canitbuy.sqlite3").stat().st_size == 0:
             raise CommandError(f"check failed: the event store {data_dir / 'canitbuy.sqlite3'} is empty (0 bytes)")
     with build_runtime(settings, args.clock) as runtime:
         blobs = runtime.blobs if args.blobs else None
