@@ -55,22 +55,34 @@ def signing_problem(lab_url: str | None, directory_url: str | None) -> str | Non
     if not lab_url:
         return None
     if not directory_url:
-        return (f"CANITBUY_AGENT_DIRECTORY_URL is not set: the lab at {lab_url} could not verify the agent's "
-                "signatures, so every run would meet s13's bot gate unsigned")
+        return (
+            f"CANITBUY_AGENT_DIRECTORY_URL is not set: the lab at {lab_url} could not verify the agent's "
+            "signatures, so every run would meet s13's bot gate unsigned"
+        )
     scheme = urlsplit(directory_url).scheme
     if scheme == "https" or (scheme == "http" and _loopback(directory_url) and _loopback(lab_url)):
         return None
-    return (f"CANITBUY_AGENT_DIRECTORY_URL={directory_url} cannot be reached by the lab at {lab_url}: "
-            "it must be https (plain http only when both are on this machine)")
+    return (
+        f"CANITBUY_AGENT_DIRECTORY_URL={directory_url} cannot be reached by the lab at {lab_url}: "
+        "it must be https (plain http only when both are on this machine)"
+    )
 
 
 def load_or_create_key(seed: str | None, data_dir: Path) -> Ed25519PrivateKey:
     """The key from settings, else the one kept in the data dir (made once, readable by us alone)."""
+    from adapters.settings import SettingsError, check_signing_key
+
     if seed:
         return Ed25519PrivateKey.from_private_bytes(_unb64url(seed))
     path = data_dir / KEY_FILE
     if path.exists():
-        return Ed25519PrivateKey.from_private_bytes(_unb64url(path.read_text().strip()))
+        try:
+            stored = check_signing_key(path.read_text().strip(), f"the agent's key file {path}") or ""
+        except UnicodeDecodeError:
+            raise SettingsError(
+                f"the agent's key file {path} must be a base64url Ed25519 private key, not binary"
+            ) from None
+        return Ed25519PrivateKey.from_private_bytes(_unb64url(stored))
     raw = Ed25519PrivateKey.generate().private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
     kept = write_once(path, b64url(raw).encode())  # another process may have made it first: theirs is used
     return Ed25519PrivateKey.from_private_bytes(_unb64url(kept.decode().strip()))
@@ -101,8 +113,14 @@ def directory_document(key: Ed25519PrivateKey) -> bytes:
 class BotAuthSigner:
     """Makes the Signature, Signature-Input and Signature-Agent headers for one authority."""
 
-    def __init__(self, key: Ed25519PrivateKey, directory_origin: str, *,
-                 window: int = WINDOW_SECONDS, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        key: Ed25519PrivateKey,
+        directory_origin: str,
+        *,
+        window: int = WINDOW_SECONDS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._key = key
         self._agent = f'"{directory_origin.rstrip("/")}"'
         self.keyid = thumbprint(public_jwk(key))
@@ -111,13 +129,14 @@ class BotAuthSigner:
 
     def headers(self, authority: str, *, nonce: str | None = None, now: float | None = None) -> dict[str, str]:
         created = int(self._clock() if now is None else now)
-        params = (f'("@authority" "signature-agent");created={created};expires={created + self._window};'
-                  f'keyid="{self.keyid}";alg="ed25519"')
+        params = (
+            f'("@authority" "signature-agent");created={created};expires={created + self._window};'
+            f'keyid="{self.keyid}";alg="ed25519"'
+        )
         if nonce:
             params += f';nonce="{nonce}"'
         params += ';tag="web-bot-auth"'
-        base = (f'"@authority": {authority.lower()}\n"signature-agent": {self._agent}\n'
-                f'"@signature-params": {params}')
+        base = f'"@authority": {authority.lower()}\n"signature-agent": {self._agent}\n"@signature-params": {params}'
         signature = base64.b64encode(self._key.sign(base.encode())).decode()
         return {
             "Signature-Agent": self._agent,

@@ -6,7 +6,10 @@ Secrets (model keys, signing keys) are read here and never written to events or 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import ipaddress
+import math
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -35,6 +38,8 @@ def _dollars(text: Callable[[str], str | None], name: str) -> float | None:
         raise SettingsError(f"{name} must be a number of dollars, not {raw!r}") from None
     if value is not None and not value >= 0:
         raise SettingsError(f"{name} must be zero or more")
+    if value is not None and not math.isfinite(value):  # inf would be shown and kept as no cap at all
+        raise SettingsError(f"{name} must be a finite number of dollars, not {raw!r} (unset it for no cap)")
     return value
 
 
@@ -57,6 +62,46 @@ def check_http_url(url: str, name: str = "") -> str:
     if any(c.isspace() for c in url):
         raise SettingsError(f"{said} is not an address: it holds a space")
     return url
+
+
+def check_service_url(url: str | None, name: str) -> str | None:
+    """`url` (a database's or Redis's) when its host and port can be read; else a SettingsError naming `name`, so
+    `postgresql://[::1` or port 99999 is refused when read rather than as `Invalid IPv6 URL` in a command."""
+    if url is None:
+        return None
+    try:
+        urlsplit(url).port  # noqa: B018 - raises on a port that is not a number from 0 to 65535, or a bad [host]
+    except ValueError as error:
+        raise SettingsError(f"{name} is not an address: {error}") from None
+    return url
+
+
+def check_signing_key(key: str | None, name: str = "CANITBUY_AGENT_SIGNING_KEY") -> str | None:
+    """`key` when it is a base64url Ed25519 seed (32 bytes); else a SettingsError naming where it came from."""
+    if key is None:
+        return None
+    try:
+        seed = base64.urlsafe_b64decode(key + "=" * (-len(key) % 4))
+    except (binascii.Error, ValueError):
+        raise SettingsError(f"{name} must be a base64url Ed25519 private key (32 bytes), not base64url") from None
+    if len(seed) != 32:
+        raise SettingsError(f"{name} must be a base64url Ed25519 private key of 32 bytes, not {len(seed)}")
+    return key
+
+
+def check_chromium(path: str | None) -> str | None:
+    """`path` when it is an executable program (a file we may execute that begins as a binary or a script does);
+    else a SettingsError naming CANITBUY_CHROMIUM, rather than a worker that says it is ready and fails each run."""
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as file:
+            opening = file.read(4)
+    except OSError:
+        opening = b""
+    if not (os.path.isfile(path) and os.access(path, os.X_OK) and opening.startswith((b"\x7fELF", b"#!"))):
+        raise SettingsError(f"CANITBUY_CHROMIUM {path!r} is not an executable program")
+    return path
 
 
 def _url(text: Callable[[str], str | None], name: str) -> str | None:
@@ -155,14 +200,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         database_url = text("CANITBUY_DATABASE_URL")
         if database_url and not database_url.startswith(("postgresql://", "postgres://")):
             raise SettingsError("CANITBUY_DATABASE_URL must start with postgresql:// (or be unset for SQLite)")
+        check_service_url(database_url, "CANITBUY_DATABASE_URL")
         redis_url = text("CANITBUY_REDIS_URL")
         if redis_url and not redis_url.startswith(("redis://", "rediss://", "unix://")):
             raise SettingsError("CANITBUY_REDIS_URL must start with redis:// (or be unset for in-process runs)")
+        check_service_url(redis_url, "CANITBUY_REDIS_URL")
         concurrency_text = text("CANITBUY_CONCURRENCY") or "4"
-        try:
-            concurrency = int(concurrency_text)
-        except ValueError:
-            raise SettingsError(f"CANITBUY_CONCURRENCY must be a whole number, not {concurrency_text!r}") from None
+        if not (concurrency_text.isascii() and concurrency_text.isdigit()):
+            raise SettingsError(f"CANITBUY_CONCURRENCY must be a whole number, not {concurrency_text!r}")
+        concurrency = int(concurrency_text)
         if not 1 <= concurrency <= 64:
             raise SettingsError("CANITBUY_CONCURRENCY must be between 1 and 64")
         cap = _dollars(text, "CANITBUY_WEEKLY_CAP_USD")
@@ -173,8 +219,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             raise SettingsError(f"CANITBUY_PROVIDER_CONCURRENCY: {error}") from None
         blob_url = text("CANITBUY_BLOB_URL")
         if blob_url and not re.fullmatch(r"s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9](/[^\s]*)?", blob_url):
-            raise SettingsError("CANITBUY_BLOB_URL must be s3://bucket or s3://bucket/prefix (or be unset for the "
-                                "folder under CANITBUY_DATA_DIR)")
+            raise SettingsError(
+                "CANITBUY_BLOB_URL must be s3://bucket or s3://bucket/prefix (or be unset for the "
+                "folder under CANITBUY_DATA_DIR)"
+            )
         traces = _switch(text("CANITBUY_TRACES"), "CANITBUY_TRACES", default=True)
         site_secret = text("CANITBUY_SITE_SECRET")
         if site_secret is not None and len(site_secret.encode()) < MIN_SECRET_BYTES:
@@ -188,8 +236,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             lab_domain=text("CANITBUY_LAB_DOMAIN") or "lab.localhost",
             lab_url=_url(text, "CANITBUY_LAB_URL"),
             agent_directory_url=_url(text, "CANITBUY_AGENT_DIRECTORY_URL"),
-            agent_signing_key=text("CANITBUY_AGENT_SIGNING_KEY"),
-            chromium_path=text("CANITBUY_CHROMIUM"),
+            agent_signing_key=check_signing_key(text("CANITBUY_AGENT_SIGNING_KEY")),
+            chromium_path=check_chromium(text("CANITBUY_CHROMIUM")),
             concurrency=concurrency,
             site_secret=site_secret,
             trusted_proxies=proxy_networks(text("CANITBUY_TRUSTED_PROXIES") or ""),

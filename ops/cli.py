@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from adapters.settings import SettingsError
 from domain.week.weeks import Clock, system_clock
 from ops import commands
 
@@ -82,12 +83,21 @@ def _data_dir_problem(error: Exception) -> str | None:
     import sqlite3
     from pathlib import Path
 
+    from eventsourcing.persistence import PersistenceError
+
     from adapters.listening import data_dir_problem, sqlite_problem
 
-    if not isinstance(error, OSError | sqlite3.DatabaseError):
+    if not isinstance(error, OSError | sqlite3.DatabaseError | PersistenceError):
         return None
     folder = Path(os.environ.get("CANITBUY_DATA_DIR", "").strip() or "var")
-    return data_dir_problem(folder) if isinstance(error, OSError) else sqlite_problem(folder)
+    if isinstance(error, OSError):
+        return data_dir_problem(folder)
+    # eventsourcing's InterfaceError ("unable to open database file") names no file: the first that fails does
+    return sqlite_problem(folder) or (
+        f"the databases in {folder} (SQLite, CANITBUY_DATA_DIR) cannot be used: {one_line(error)}"
+        if isinstance(error, PersistenceError)
+        else None
+    )
 
 
 def _database_problem(error: Exception) -> str | None:
@@ -118,6 +128,9 @@ def main(argv: Sequence[str] | None = None, clock: Clock = system_clock) -> int:
     except CommandError as error:
         print(f"canitbuy: {error}", file=sys.stderr)
         return 2 if isinstance(error, UsageError) else 1
+    except SettingsError as error:  # a setting or a key file at fault, named in its message
+        print(f"canitbuy: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("canitbuy: interrupted", file=sys.stderr)
         return 130
