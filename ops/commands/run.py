@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from typing import Any
 from uuid import UUID
@@ -32,13 +33,21 @@ from workers.resources import build_resources
 
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     parser = subcommands.add_parser("run", help=HELP["run"])
-    parser.add_argument("--station", required=True, type=arguments.station,
-                        help="station code, s01..s18 (s12 runs the reader)")
-    parser.add_argument("--model", required=True, type=arguments.model,
-                        help="a built-in agent (baseline-robust, ...) or a line-up model")
-    parser.add_argument("--lab-url", type=arguments.http_url,
-                        help="where the stations answer, e.g. http://127.0.0.1:8700 (default CANITBUY_LAB_URL, "
-                             "else a lab started in-process)")
+    parser.add_argument(
+        "--station", required=True, type=arguments.station, help="station code, s01..s18 (s12 runs the reader)"
+    )
+    parser.add_argument(
+        "--model",
+        required=True,
+        type=arguments.model,
+        help="a built-in agent (baseline-robust, ...) or a line-up model",
+    )
+    parser.add_argument(
+        "--lab-url",
+        type=arguments.http_url,
+        help="where the stations answer, e.g. http://127.0.0.1:8700 (default CANITBUY_LAB_URL, "
+        "else a lab started in-process)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run_one)
     return parser
@@ -55,14 +64,19 @@ def _settings(lab_url: str | None) -> Settings:
 def run_one(args: argparse.Namespace) -> int:
     settings = _settings(args.lab_url)
     with build_runtime(settings) as runtime, local_services(settings) as services:
-        command = ScheduleRun.on_course(station=args.station, model=args.model, requested_by="cli",
-                                        week=week_of(runtime.record.clock()))
+        command = ScheduleRun.on_course(
+            station=args.station, model=args.model, requested_by="cli", week=week_of(runtime.record.clock())
+        )
         [run_id] = with_retries(lambda: schedule_runs(runtime.record, [command]), "scheduling the run")
         began = time.monotonic()
         anyio.run(_execute, runtime, services.lab_url, services.directory_url, run_id)
         summary = _summary(runtime, run_id, args.station, args.model, round(time.monotonic() - began, 2))
     _print(summary, args.json)
-    return 0 if summary["outcome"] != "cut_short" else 1
+    if summary["outcome"] != "cut_short":
+        return 0
+    detail = " ".join(str(summary.get("detail", "")).split()) or "no detail recorded"
+    print(f"canitbuy: run cut short ({summary.get('cause', 'cause not recorded')}): {detail}", file=sys.stderr)
+    return 1
 
 
 async def _execute(runtime: Runtime, lab_url: str, directory_url: str | None, run_id: UUID) -> None:
@@ -78,14 +92,24 @@ def _summary(runtime: Runtime, run_id: UUID, station: str, model: str, seconds: 
     run = runtime.record.get_run(run_id)
     verdict = run.verdict
     summary: dict[str, Any] = {
-        "run_id": str(run_id), "station": station, "model": model,
+        "run_id": str(run_id),
+        "station": station,
+        "model": model,
         "passed": bool(verdict and verdict.passed),
         "outcome": verdict.outcome if verdict else run.status,
-        "steps": run.steps_recorded, "seconds": seconds,
+        "steps": run.steps_recorded,
+        "seconds": seconds,
     }
+    if run.status == "cut_short":  # why it broke off: the run's own CutShort event (the aggregate keeps no cause)
+        from domain.agent.runs import Run as RunAggregate
+
+        cut = [e for e in runtime.record.events.get(run_id) if isinstance(e, RunAggregate.CutShort)]
+        if cut:
+            summary.update(cause=cut[-1].cause, detail=cut[-1].detail)
     if verdict is not None:
-        summary.update(stage=verdict.stage, reason=verdict.reason, broke=list(verdict.broke),
-                       facts_right=verdict.facts_right)
+        summary.update(
+            stage=verdict.stage, reason=verdict.reason, broke=list(verdict.broke), facts_right=verdict.facts_right
+        )
     return summary
 
 
@@ -94,6 +118,8 @@ def _print(summary: dict[str, Any], as_json: bool) -> None:
         print(json.dumps(summary, sort_keys=True))
         return
     verdict = "PASSED" if summary["passed"] else summary["outcome"].upper()
-    print(f"{summary['station']} · {summary['model']}: {verdict} after {summary['steps']} steps "
-          f"({summary.get('reason', 'not a result')})")
+    print(
+        f"{summary['station']} · {summary['model']}: {verdict} after {summary['steps']} steps "
+        f"({summary.get('reason', 'not a result')})"
+    )
     print(f"run {summary['run_id']}")
