@@ -22,6 +22,43 @@ REDIS_SECONDS = 5
 """How long Redis may take to answer at start."""
 
 
+DNS_LABEL = r"(?!-)[a-z0-9-]{1,63}(?<!-)"
+
+
+def dns_name(text: str) -> str:
+    """A DNS name (labels of letters, digits and inner hyphens, dot-separated): the stations are sNN.<it>."""
+    import re
+
+    name = text.strip().lower().rstrip(".")
+    if len(name) > 253 - 4 or not re.fullmatch(rf"{DNS_LABEL}(\.{DNS_LABEL})*", name):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a DNS name (e.g. lab.localhost)")
+    return name
+
+
+def network(text: str) -> str:
+    """An IP address or network, as given."""
+    import ipaddress
+
+    try:
+        ipaddress.ip_network(text.strip(), strict=False)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an address or network") from None
+    return text.strip()
+
+
+def redis_url(text: str) -> str:
+    """A redis://, rediss:// or unix:// address whose host and port can be read."""
+    from adapters.settings import SettingsError, check_service_url
+
+    url = text.strip()
+    if not url.startswith(("redis://", "rediss://", "unix://")):
+        raise argparse.ArgumentTypeError(f"{text!r} must start with redis://")
+    try:
+        return check_service_url(url, repr(text)) or url
+    except SettingsError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     lab = subcommands.add_parser("lab", help=HELP["lab"])
     lab_sub = lab.add_subparsers(dest="lab_command", metavar="LAB_COMMAND", required=True)
@@ -30,6 +67,7 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     serve.add_argument("--port", type=arguments.port, default=8700, help="port to bind (default 8700)")
     serve.add_argument(
         "--domain",
+        type=dns_name,
         default="lab.localhost",
         help="parent domain of the stations (default lab.localhost; production lab.canitbuy.com)",
     )
@@ -58,6 +96,7 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     serve.add_argument(
         "--own-network",
         metavar="NETWORK",
+        type=network,
         action="append",
         default=[],
         help="an address or network of our own workers, whose unsigned requests (the reading station's fetcher) "
@@ -66,12 +105,14 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     serve.add_argument(
         "--trusted-proxy",
         metavar="NETWORK",
+        type=network,
         action="append",
         default=[],
         help="an address or network of the lab's TLS proxy, whose X-Forwarded-For names the client (repeat)",
     )
     serve.add_argument(
         "--redis-url",
+        type=redis_url,
         default=None,
         help="keep the request budgets in Redis, shared by every lab process (default: CANITBUY_REDIS_URL; "
         "unset: in this process's memory)",
@@ -124,8 +165,12 @@ def _limits(args: argparse.Namespace, settings: Settings) -> LabLimits | None:
     redis_url = args.redis_url or settings.redis_url
     if redis_url and not redis_url.startswith(("redis://", "rediss://", "unix://")):
         raise CommandError("--redis-url must start with redis://")
-    return LabLimits(own_keyids=_own_keyids(args, settings), own_networks=tuple(args.own_network),
-                     trusted_proxies=tuple(args.trusted_proxy), redis_url=redis_url)
+    return LabLimits(
+        own_keyids=_own_keyids(args, settings),
+        own_networks=tuple(args.own_network),
+        trusted_proxies=tuple(args.trusted_proxy),
+        redis_url=redis_url,
+    )
 
 
 def _reach_redis(url: str) -> None:
@@ -152,8 +197,10 @@ def _reach_redis(url: str) -> None:
             why = reason(cause)
         else:
             why = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        raise CommandError(f"lab serve: cannot reach Redis at {where}, where the request budgets are kept "
-                           f"(--redis-url, else CANITBUY_REDIS_URL): {why}") from None
+        raise CommandError(
+            f"lab serve: cannot reach Redis at {where}, where the request budgets are kept "
+            f"(--redis-url, else CANITBUY_REDIS_URL): {why}"
+        ) from None
     finally:
         client.close()
 
@@ -170,7 +217,13 @@ def serve_lab(args: argparse.Namespace) -> int:
     if problem:
         raise CommandError(f"lab serve: {problem}")
     key_file = args.receipt_key or settings.data_dir / RECEIPT_KEY_FILE
-    seed = load_or_create_seed(key_file)
+    try:
+        seed = load_or_create_seed(key_file)
+    except (UnicodeDecodeError, ValueError) as error:  # binary, or not base64url: the file named, not the codec
+        why = "it is binary" if isinstance(error, UnicodeDecodeError) else "it does not"
+        raise CommandError(
+            f"lab serve: the receipt key {key_file} (--receipt-key) must hold a base64url 32-byte Ed25519 seed: {why}"
+        ) from None
     limits = _limits(args, settings)
     if limits is not None and limits.redis_url:
         _reach_redis(limits.redis_url)
@@ -184,8 +237,10 @@ def serve_lab(args: argparse.Namespace) -> int:
         print("canitbuy lab: no per-client limit (--no-rate-limit)")
     else:
         where = "Redis" if limits.redis_url else "this process's memory"
-        print(f"canitbuy lab: {limits.public.rate:g} request/s a client (burst {limits.public.burst}), in {where}; "
-              f"own agent keys {', '.join(sorted(limits.own_keyids)) or 'none'}")
+        print(
+            f"canitbuy lab: {limits.public.rate:g} request/s a client (burst {limits.public.burst}), in {where}; "
+            f"own agent keys {', '.join(sorted(limits.own_keyids)) or 'none'}"
+        )
     print(f"canitbuy lab: http://s01.{args.domain}:{args.port}/ .. s18, index at http://{args.domain}:{args.port}/")
     # uvicorn would believe X-Forwarded-For from 127.0.0.1 by default; the lab's --trusted-proxy decides alone.
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="info", proxy_headers=False)
