@@ -66,7 +66,7 @@ def test_no_model_run_starts_past_the_weekly_cap_and_the_week_json_says_what_was
 
     with TestClient(create_app(capped), base_url="https://testserver") as client:
         body = client.get(f"/api/weeks/{WEEK}/spend.json").json()
-        assert client.get("/api/weeks/not-a-week/spend.json").status_code == 404
+        assert client.get("/api/weeks/not-a-week/spend.json").status_code == 400
     assert body["week"] == WEEK and body["cap_usd"] == 0.01 and body["cap_reached"] is True
     assert body["actual_usd"] == 0.02 and body["projected_usd"] == 0.04  # one more run at the average so far
     luna = next(m for m in body["models"] if m["model"] == LUNA)
