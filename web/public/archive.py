@@ -18,6 +18,7 @@ from domain.week.anchors import week_publications
 from domain.week.audit import export_lines, week_events
 from domain.week.publications import standing
 from domain.week.weeks import WeekError, parse_week
+from web.data import SiteData
 from web.errors import BadRequest, NotFound
 from web.public.agent_page import use_of
 from web.public.results import data_of, unavailable_checks, unavailable_that_morning
@@ -33,6 +34,14 @@ def week_in_path(raw: str) -> str:
         raise BadRequest(f"week: {error}") from None
 
 
+def _public_week(data: SiteData, raw: str) -> str:
+    """A week named in an address that has public results: a 400 when malformed, a 404 when unknown."""
+    week = week_in_path(raw)
+    if data.known(week) is None:
+        raise NotFound(f"There are no public results for week {week}.")
+    return week
+
+
 async def weeks_page(request: Request) -> Response:
     site: Site = request.app.state.site
     data = data_of(site)
@@ -46,9 +55,7 @@ async def weeks_page(request: Request) -> Response:
 async def week_page(request: Request) -> Response:
     site: Site = request.app.state.site
     data = data_of(site)
-    week = week_in_path(request.path_params["week"])
-    if data.known(week) is None:
-        raise NotFound(f"There are no public results for week {week}.")
+    week = _public_week(data, request.path_params["week"])
 
     def make() -> Page:
         publications = data.readmodels.publications(week)
@@ -71,9 +78,7 @@ async def week_json(request: Request) -> Response:
     `canitbuy audit verify --published` checks an audit file against."""
     site: Site = request.app.state.site
     data = data_of(site)
-    week = week_in_path(request.path_params["week"])
-    if data.known(week) is None:
-        raise NotFound(f"There are no public results for week {week}.")
+    week = _public_week(data, request.path_params["week"])
 
     def make() -> Page:
         body = week_publications(week, data.readmodels.publications(week))
