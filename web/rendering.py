@@ -20,6 +20,8 @@ import jinja2
 from starlette.requests import Request
 from starlette.responses import Response
 
+from domain.projections.statistics import percent_text
+
 TEMPLATES = Path(__file__).parent / "templates"
 HTML = "text/html; charset=utf-8"
 
@@ -42,7 +44,9 @@ def _when(moment: datetime | None) -> str:
 
 
 def _percent(value: float | None) -> str:
-    return "–" if value is None else f"{value * 100:.0f}%"
+    """A share as a whole percentage, rounded half up from its exact value as every page prints one (0.125 is 13%,
+    where `:.0f` gave 12)."""
+    return "–" if value is None else f"{percent_text(value, 0)}%"
 
 
 GZIP_LEVEL = 6

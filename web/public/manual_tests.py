@@ -20,6 +20,7 @@ from domain.eventlog.record import Record
 from domain.eventlog.schema import payload_decoder
 from domain.eventlog.topics import topics_of
 from domain.leaderboards.manual_tests import KINDS, HandResult, HandRow, ManualTest, score_tests
+from domain.projections.statistics import percent_text
 from web.blob_ranges import blob_response
 from web.errors import NotFound
 from web.public.week_views import CELL_TEXT
@@ -73,7 +74,7 @@ def row_view(row: HandRow, codes: list[str]) -> dict[str, Any]:
     if row.share is None:
         score = "no score: did not reach the checkout in the control store S01 that day"
     else:
-        score = f"{row.passed} of {row.of} passed ({round(float(row.share) * 100)}%)"
+        score = f"{row.passed} of {row.of} passed ({percent_text(row.share, 0)}%)"
         if row.tested < row.of:
             score += f"; {row.of - row.tested} not tested count as not passed"
     return {
