@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
-import tempfile
-from collections.abc import Iterable
 from pathlib import Path
 
 import msgspec
@@ -21,6 +17,7 @@ from domain.week.publishing import NotPublishedError, UnknownWeekError
 from ops import arguments
 from ops.cli import CommandError, UsageError
 from ops.commands import HELP, Subcommands
+from ops.files import file_path, refuse_inside_data_folder, write_whole
 
 VERIFY_DESCRIPTION = """\
 Check an audit file: its hash chain, then recompute the week's ranking and Matrix and the sha256 of its events from
@@ -69,59 +66,9 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
 
 
 
-def file_path(text: str) -> Path:
-    """A file named on the command line; an empty name is a usage error (Path("") would be the current folder)."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("the path is empty")
-    return Path(text)
-
-
-def refuse_inside_data_folder(out: Path, settings: Settings) -> None:
-    """A file written into the data folder could replace the store's own database (or a blob, or a key)."""
-    data_dir = Path(settings.data_dir).resolve()
-    target = out.resolve()
-    if target == data_dir or data_dir in target.parents:
-        raise UsageError(f"audit export: --out {out} is inside the data folder {data_dir} (the store's own files); "
-                         "write it elsewhere")
-
-
-def write_whole(out: Path, lines: Iterable[bytes]) -> None:
-    """Write `lines` to a temporary file beside `out`, then rename it over `out`: a failure part-way leaves `out`
-    as it was, and the error is one line naming the file. A device or pipe (e.g. /dev/stdout) is written as it is:
-    it cannot be renamed over, and it keeps no partial file."""
-    if out.exists() and not out.is_file():
-        try:
-            with out.open("wb") as file:
-                for line in lines:
-                    file.write(line + b"\n")
-        except OSError as error:
-            raise CommandError(f"cannot write {out}: {error.strerror or error}") from None
-        return
-    folder = out.parent
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=folder)
-    except OSError as error:
-        raise CommandError(f"cannot write {out}: {error.strerror or error}") from None
-    try:
-        with os.fdopen(handle, "wb") as file:
-            for line in lines:
-                file.write(line + b"\n")
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, out)
-    except OSError as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise CommandError(f"cannot write {out}: {error.strerror or error}") from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
 def export_week(args: argparse.Namespace) -> int:
     week, settings = args.week, Settings.from_env()
-    refuse_inside_data_folder(args.out, settings)
+    refuse_inside_data_folder(args.out, settings, "audit export")
     if args.out.is_dir():
         raise UsageError(f"audit export: --out {args.out} is a folder; name a file")
     with build_runtime(settings) as runtime:
