@@ -173,9 +173,13 @@ async def _read(res: Resources, run: Run, task: Any, began: float, recorder: Rec
         await recorder.cut_short("our_error", f"{type(error).__name__}: {error}", steps=0,
                                  seconds=round(time.monotonic() - began, 3))
         return "cut_short"
+    # A model's call is the run's one step, with its tokens and cost: the week's spend and its cap count it.
+    step = result.as_step(task.start_url, duration_ms=int((time.monotonic() - began) * 1000))
+    if step is not None:
+        await recorder.step_recorded(step)
     # The pages fetched are recorded with the graded facts, so the run's page shows what the reader saw.
     verdict: Verdict = judge_answer(result.answer, pages=result.fetched)
-    await recorder.finished(verdict, steps=0, seconds=round(time.monotonic() - began, 3))
+    await recorder.finished(verdict, steps=0 if step is None else 1, seconds=round(time.monotonic() - began, 3))
     return "passed" if verdict.passed else "failed"
 
 

@@ -66,12 +66,13 @@ class ModelReader:
                 f"the reply was cut by our limit of {self._model.max_tokens} completion tokens "
                 f"({usage.reasoning} spent reasoning) before it held an answer")
         read = read or ReplyAnswer(answer=ReadAnswer(text=UNREADABLE), unreadable=list(READ_FACTS))
-        notes = f"[exchange {exchange}]"
+        notes = read.answer.text
         if read.unreadable:
-            notes += f" facts that could not be read: {', '.join(read.unreadable)}"
+            notes = f"{notes} [facts that could not be read: {', '.join(read.unreadable)}]".strip()
         ours = cost_usd(self._model, usage.tokens_in, usage.tokens_out, cached=usage.cached)
         return ReadResult(answer=read.answer, pages=[p.url for p in pages], fetched=crawl.fetched, notes=notes,
-                          tokens_in=usage.tokens_in, tokens_out=usage.tokens_out, model_ms=reply.ms,
+                          tokens_in=usage.tokens_in, tokens_out=usage.tokens_out, tokens_reasoning=usage.reasoning,
+                          tokens_cached=usage.cached, model_ms=reply.ms, exchange=exchange,
                           cost_usd=ours if usage.cost_reported is None else usage.cost_reported)
 
 

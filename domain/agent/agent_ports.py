@@ -126,8 +126,30 @@ class ReadResult(msgspec.Struct, frozen=True, kw_only=True):
     notes: str = ""
     tokens_in: int = 0
     tokens_out: int = 0
+    tokens_reasoning: int = 0
+    """Of tokens_out, those the model spent reasoning."""
+    tokens_cached: int = 0
+    """Of tokens_in, those read from the provider's cache."""
     cost_usd: float = 0.0
     model_ms: int = 0
+    exchange: str | None = None
+    """sha256 of the model exchange in the blob store (the request as sent, the raw reply); None when no model was
+    asked (the built-in reader). A run whose reader asked a model records the call as its one step, with this
+    usage, as a browser run records each of its calls (`as_step`)."""
+
+    def as_step(self, url: str, *, duration_ms: int) -> StepRecord | None:
+        """The model's call as the run's step 1 (its tokens, cost and exchange, so the week's spend and its cap
+        count it as they count a browser run's steps); None when no model was asked."""
+        if self.exchange is None:
+            return None
+        return StepRecord(number=1, url=url, notes=self.notes, result=READ_RESULT, duration_ms=duration_ms,
+                          model_ms=self.model_ms, tokens_in=self.tokens_in, tokens_out=self.tokens_out,
+                          cost_usd=self.cost_usd, tokens_reasoning=self.tokens_reasoning,
+                          tokens_cached=self.tokens_cached, exchange=self.exchange)
+
+
+READ_RESULT = "answered"
+"""The result of a reader's step: it read the pages and answered (the judge grades the answer)."""
 
 
 class Reader(Protocol):

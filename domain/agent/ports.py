@@ -45,7 +45,8 @@ class StepRecord(msgspec.Struct, frozen=True, kw_only=True):
     action: Action | None = None
     """The action chosen; null when the reply was not a valid action."""
     result: str = ""
-    """What happened: ok, refused: <guard>, error: <message>, invalid reply: <message>."""
+    """What happened: ok, refused: <guard>, error: <message>, invalid reply: <message>; answered for a reader's
+    step (its one call to the model)."""
     duration_ms: int = 0
     """Wall time of the whole step."""
     model_ms: int = 0
