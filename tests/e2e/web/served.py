@@ -1,4 +1,5 @@
-"""The site served by uvicorn on a free port in a thread, for the Chromium tests of this folder."""
+"""The site served by uvicorn on a free port in a thread, for the Chromium tests of this folder and the tests
+in tests/integration/web that need a real HTTP server."""
 
 from __future__ import annotations
 
@@ -19,13 +20,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def served(app: Any) -> Iterator[str]:
-    """Serve `app` until the block ends; yields its base address once it answers."""
+def served(app: Any, start_seconds: float = 30) -> Iterator[str]:
+    """Serve `app` until the block ends; yields its base address once it answers (within `start_seconds`)."""
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + start_seconds
     while not server.started:
         assert time.monotonic() < deadline, "the site did not start"
         time.sleep(0.05)

@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from uuid import UUID
 
 import msgspec
+import psycopg
 
 from adapters.settings import Settings
 from adapters.wiring import Runtime, build_runtime
@@ -40,6 +45,8 @@ PRIVATE_MODEL = "org-secret-model"
 PRIVATE_NOTE = "PRIVATE-ACME-NOTE"
 STOPS = ("s03", "s05", "s07", "s13", "s16")
 """Where model-beta and model-gamma stop."""
+ADMIN_URL = os.environ.get("CANITBUY_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
+SITE_SECRET = "test secret " * 4
 
 
 @dataclass
@@ -129,3 +136,22 @@ def behind_local_proxy_with_a_week(data_dir: Path) -> tuple[Settings, str]:
     settings = Settings(data_dir=data_dir, site_secret="site test secret " * 3, trusted_proxies=("127.0.0.1/32",))
     with build_runtime(settings) as runtime:
         return settings, make_week(runtime).week
+
+
+@contextmanager
+def site_settings(backend: str, data_dir: Path, prefix: str) -> Iterator[Settings]:
+    """The settings of a site on `backend`, for the module fixtures parametrised with "sqlite" and "postgres":
+    the record in `data_dir`, or in a fresh PostgreSQL database (`prefix`_ and 12 hex digits) dropped once the
+    block ends."""
+    if backend == "sqlite":
+        yield Settings(data_dir=data_dir, site_secret=SITE_SECRET)
+        return
+    database = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{database}"')
+    try:
+        url = f"{ADMIN_URL.rpartition('/')[0]}/{database}"
+        yield Settings(data_dir=data_dir, database_url=url, site_secret=SITE_SECRET)
+    finally:
+        with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')

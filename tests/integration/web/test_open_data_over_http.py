@@ -7,10 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 import re
-import socket
-import threading
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,20 +15,18 @@ from pathlib import Path
 import duckdb
 import httpx
 import pandas
-import psycopg
 import pyarrow.parquet as pq
 import pytest
-import uvicorn
-from site_data import PRIVATE_MODEL, SiteWeek, make_week
+from site_data import PRIVATE_MODEL, SiteWeek, make_week, site_settings
 
 from adapters.settings import Settings
 from adapters.wiring import build_runtime
 from domain.eventlog.commands import SetRunOutcome
 from domain.eventlog.handlers import issue_correction
+from tests.e2e.web.served import served as serving
 from web.app import create_app
 
 ROOT = Path(__file__).resolve().parents[3]
-ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 
 @dataclass
@@ -41,44 +36,13 @@ class Served:
     week: SiteWeek
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    database = None
-    if request.param == "postgres":
-        database = f"canitbuy_data_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-            admin.execute(f'CREATE DATABASE "{database}"')
-    try:
-        url = f"{ADMIN_URL.rpartition('/')[0]}/{database}" if database else None
-        settings = Settings(data_dir=tmp_path_factory.mktemp("data") / "var", database_url=url,
-                            site_secret="test secret " * 4)
+    with site_settings(request.param, tmp_path_factory.mktemp("data") / "var", "canitbuy_data") as settings:
         with build_runtime(settings) as runtime:
             week = make_week(runtime)
-        port = _free_port()
-        server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port,
-                                               log_level="warning"))
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while not server.started:
-            assert time.monotonic() < deadline, "the site did not start"
-            time.sleep(0.05)
-        try:
-            yield Served(base, settings, week)
-        finally:
-            server.should_exit = True
-            thread.join(timeout=10)
-    finally:
-        if database:
-            with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-                admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+        with serving(create_app(settings), start_seconds=60) as url:
+            yield Served(url, settings, week)
 
 
 def documented_sql() -> str:
@@ -166,7 +130,7 @@ def test_a_correction_makes_a_new_release_and_the_old_address_says_which(served)
     before = files_listed(served)
     old_href = before["runs.parquet"][2]
     with build_runtime(served.settings) as runtime:
-        issue_correction(runtime.record, SetRunOutcome(
+        issue_correction(runtime.record, runtime.readmodels, SetRunOutcome(
             run_id=served.week.runs[("model-beta", "s03")], outcome="passed", reason="judge bug",
             public_text="model-beta passed s03.", by="staff"))
     deadline = time.monotonic() + 30
