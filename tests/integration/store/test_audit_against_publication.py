@@ -11,12 +11,8 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import pytest
@@ -35,15 +31,15 @@ from domain.projections.canonical import canonical_struct_bytes, sha256_hex
 from domain.projections.documents import week_documents
 from domain.projections.fold import LogState
 from domain.week.anchors import week_publications
-from domain.week.audit import GENESIS, check_lines, events_sha256, export_lines, published_events, week_events
+from domain.week.audit import check_lines, events_sha256, export_lines, published_events, week_events
 from domain.week.publications import Publication
 from domain.week.publishing import publish_week
 from ops.cli import main
+from tests.integration.store.audit_files import Lines, lines_of, refused, resealed, verify
 
 ROOT = Path(__file__).resolve().parents[3]
 FORMAT_1 = ROOT / "tests" / "fixtures" / "format-1"
 COURSE = load_course()
-Lines = list[dict[str, Any]]
 
 
 class Exported(msgspec.Struct, kw_only=True):
@@ -100,40 +96,6 @@ def exported(settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     file = tmp_path / "week.jsonl"
     assert main(["audit", "export", "--week", WEEK, "--out", str(file)]) == 0
     return Exported(publication=publication, file=file, published=published)
-
-
-def verify(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """`canitbuy audit verify ...` in its own process, as an auditor runs it (no database named)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CANITBUY_")}
-    return subprocess.run(
-        [sys.executable, "-m", "ops.cli", "audit", "verify", *map(str, args)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-def refused(done: subprocess.CompletedProcess[str], code: int = 1) -> str:
-    assert done.returncode == code, (done.returncode, done.stdout, done.stderr)
-    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
-    return done.stderr
-
-
-def lines_of(path: Path) -> Lines:
-    return [json.loads(line) for line in path.read_bytes().splitlines()]
-
-
-def resealed(lines: Lines, path: Path) -> Path:
-    """The lines with every `prev` and `sha256` recomputed, as a forger reseals a file."""
-    prev, out = GENESIS, []
-    for line in lines:
-        content = {k: v for k, v in line.items() if k not in ("sha256", "prev")} | {"prev": prev}
-        prev = sha256_hex(canonical_struct_bytes(content))
-        out.append(canonical_struct_bytes(content | {"sha256": prev}))
-    path.write_bytes(b"\n".join(out) + b"\n")
-    return path
 
 
 def with_header_recomputed(lines: Lines) -> Lines:

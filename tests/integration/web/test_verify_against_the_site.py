@@ -6,32 +6,24 @@ events: the page and the JSON say so and the command says its events are not anc
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import threading
-import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import jsonschema
-import psycopg
 import pytest
-import uvicorn
-from site_data import SiteWeek, make_week, run_one
+from site_data import SiteWeek, make_week, run_one, site_settings
 
-from adapters.settings import Settings
 from adapters.wiring import build_runtime
-from domain.projections.canonical import canonical_struct_bytes, sha256_hex
-from domain.week.audit import GENESIS
+from domain.projections.canonical import sha256_hex
+from tests.e2e.web.served import free_port
+from tests.e2e.web.served import served as serving
+from tests.integration.store.audit_files import lines_of, resealed, verify
+from tests.integration.store.audit_files import refused as one_line
 from web.app import create_app
 
 ROOT = Path(__file__).resolve().parents[3]
-ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 
 @dataclass
@@ -41,24 +33,9 @@ class Served:
     publications: list  # PublicationFact, as the read models list them
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    database = None
-    if request.param == "postgres":
-        database = f"canitbuy_verify_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-            admin.execute(f'CREATE DATABASE "{database}"')
-    try:
-        url = f"{ADMIN_URL.rpartition('/')[0]}/{database}" if database else None
-        settings = Settings(
-            data_dir=tmp_path_factory.mktemp("data") / "var", database_url=url, site_secret="test secret " * 4
-        )
+    with site_settings(request.param, tmp_path_factory.mktemp("data") / "var", "canitbuy_verify") as settings:
         with build_runtime(settings) as runtime:
             week = make_week(runtime)
             # a second publication as the code before events_sha256 recorded one (the field's default)
@@ -78,41 +55,8 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
             runtime.readmodels.catch_up()
             publications = runtime.readmodels.publications(week.week)
         assert publications[0].events_sha256 is not None and publications[1].events_sha256 is None
-        port = _free_port()
-        server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning"))
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 60
-        while not server.started:
-            assert time.monotonic() < deadline, "the site did not start"
-            time.sleep(0.05)
-        try:
-            yield Served(f"http://127.0.0.1:{port}", week, publications)
-        finally:
-            server.should_exit = True
-            thread.join(timeout=10)
-    finally:
-        if database:
-            with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-                admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-
-
-def verify(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CANITBUY_")}
-    return subprocess.run(
-        [sys.executable, "-m", "ops.cli", "audit", "verify", *map(str, args)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-def one_line(done: subprocess.CompletedProcess[str]) -> str:
-    assert done.returncode == 1, (done.returncode, done.stdout, done.stderr)
-    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
-    return done.stderr
+        with serving(create_app(settings), start_seconds=60) as url:
+            yield Served(url, week, publications)
 
 
 def download(served: Served, number: int, folder: Path) -> Path:
@@ -175,15 +119,11 @@ def test_a_publication_without_an_events_sha256_verifies_with_its_events_not_anc
 
 
 def test_a_resealed_file_with_other_events_is_refused_against_the_site(served, tmp_path):
-    lines = [json.loads(line) for line in download(served, 1, tmp_path).read_bytes().splitlines()]
-    prev, out = GENESIS, []
+    lines = lines_of(download(served, 1, tmp_path))
     for line in lines:
         if line.get("type") == "Run.Started":
             line["payload"]["agent_version"] = "someone-else/9.9"
-        content = {k: v for k, v in line.items() if k not in ("sha256", "prev")} | {"prev": prev}
-        prev = sha256_hex(canonical_struct_bytes(content))
-        out.append(canonical_struct_bytes(content | {"sha256": prev}))
-    (forged := tmp_path / "forged.jsonl").write_bytes(b"\n".join(out) + b"\n")
+    forged = resealed(lines, tmp_path / "forged.jsonl")
     err = one_line(verify(forged, "--published", week_json(served)))
     assert f"events sha256 (published {served.publications[0].events_sha256}" in err
 
@@ -192,7 +132,7 @@ def test_an_address_that_gives_no_published_values_is_one_line(served, tmp_path)
     file = download(served, 1, tmp_path)
     missing = f"{served.url}/api/weeks/2026-W01.json"
     assert f"cannot fetch {missing}: HTTP 404 Not Found" in one_line(verify(file, "--published", missing))
-    nobody = f"http://127.0.0.1:{_free_port()}/api/weeks/{served.week.week}.json"
+    nobody = f"http://127.0.0.1:{free_port()}/api/weeks/{served.week.week}.json"
     assert f"cannot fetch {nobody}: connection refused" in one_line(verify(file, "--published", nobody))
     ranking = f"{served.url}/api/ranking.json?week={served.week.week}"
     assert "is not a week's JSON" in one_line(verify(file, "--published", ranking))
