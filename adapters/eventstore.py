@@ -19,6 +19,7 @@ from eventsourcing.postgres import PostgresApplicationRecorder
 from psycopg import sql
 from psycopg.rows import tuple_row
 
+from adapters.listening import DatabaseUnreachable, database_problem
 from adapters.pg_recorder import TOPIC as ONE_TRIP_FACTORY
 from adapters.pg_recorder import OneTripRecorder
 from adapters.private_files import private_file
@@ -113,7 +114,14 @@ def open_record(settings: Settings, clock: Clock = utc_now, attempts: int = 5) -
     Several processes may start at once on a fresh database: the library's CREATE TABLE IF NOT EXISTS can then
     collide in PostgreSQL's catalogue, and two first releases of the course conflict. Both are retried; the
     release that loses finds the other's.
+
+    A PostgreSQL that refuses or does not answer is said at once (DatabaseUnreachable, one line naming where and
+    why), where the library's pool would wait its connect time-out on each of the attempts: about 50 s.
     """
+    if settings.database_url:
+        problem = database_problem(settings.database_url)
+        if problem:
+            raise DatabaseUnreachable(problem)
     for attempt in range(1, attempts + 1):
         try:
             record = use_fast_log(Record(env=record_env(settings), clock=clock))

@@ -18,6 +18,10 @@ CONNECT_SECONDS = 5
 """How long the database may take to answer at start."""
 
 
+class DatabaseUnreachable(ConnectionError):
+    """The PostgreSQL the record is to be opened in does not answer; the message is `database_problem`'s line."""
+
+
 def data_dir_problem(path: Path) -> str | None:
     """Why the data folder cannot be used (made if missing, then written to), in one line, or None when it can."""
     where = f"the data folder {path} (CANITBUY_DATA_DIR)"

@@ -107,6 +107,10 @@ def _database_problem(error: Exception) -> str | None:
     import psycopg
     from eventsourcing.persistence import PersistenceError
 
+    from adapters.listening import DatabaseUnreachable
+
+    if isinstance(error, DatabaseUnreachable):  # asked before the record was opened: the line is said already
+        return str(error)
     url = os.environ.get("CANITBUY_DATABASE_URL", "").strip()
     if not url or not isinstance(error, psycopg.Error | PersistenceError):
         return None

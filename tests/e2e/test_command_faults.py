@@ -129,6 +129,37 @@ def test_web_serve_with_a_database_that_hangs_is_one_line(tmp_path: Path) -> Non
                     "within 5 s")
 
 
+RECORD_COMMANDS = [
+    (["check"], "check"),
+    (["week", "show", "--week", "2026-W49"], "week"),
+    (["week", "publish", "--week", "2026-W48", "--by", "staff"], "week"),
+    (["audit", "export", "--week", "2026-W49", "--out", "../week.jsonl"], "audit"),
+    (["dataset", "export", "--all", "--out", "../dataset"], "dataset"),
+    (["traces", "clean"], "traces"),
+    (["db", "rebuild"], "db"),
+]
+"""Commands that open the record, with the name their failure line gives."""
+
+
+@pytest.mark.parametrize(("command", "name"), RECORD_COMMANDS, ids=[" ".join(c[:2]) for c, _ in RECORD_COMMANDS])
+def test_a_command_opening_the_record_in_a_database_that_refuses_says_so_at_once(
+        command: list[str], name: str, tmp_path: Path) -> None:
+    """Before, each waited the pool's 10 s connect time-out five times over (about 50 s) for the same line."""
+    started = time.monotonic()
+    line = one_line(canitbuy(command, tmp_path, CANITBUY_DATABASE_URL=DEAD_POSTGRES), 1)
+    assert line == f"canitbuy: {name}: cannot reach the database (PostgreSQL at 127.0.0.1:1): connection refused"
+    assert time.monotonic() - started < 20, "said at once, not after the record's pool waited 10 s five times"
+
+
+def test_a_command_opening_the_record_in_a_database_that_hangs_waits_5_s(tmp_path: Path) -> None:
+    with silent_server() as port:
+        started = time.monotonic()
+        line = one_line(canitbuy(["week", "show", "--week", "2026-W49"], tmp_path,
+                                 CANITBUY_DATABASE_URL=f"postgresql://someone:hunter2secret@127.0.0.1:{port}/x"), 1)
+    assert line == f"canitbuy: week: cannot reach the database (PostgreSQL at 127.0.0.1:{port}): no answer within 5 s"
+    assert time.monotonic() - started < 25, "the pool's 10 s five times over is not waited"
+
+
 @pytest.mark.postgres
 def test_web_serve_whose_database_user_may_not_make_the_tables_is_one_line(tmp_path: Path, postgres_url: str) -> None:
     """The database answers, so the check before uvicorn passes; the site's own start (migrations) then fails.
