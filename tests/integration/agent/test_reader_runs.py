@@ -153,4 +153,5 @@ async def test_a_model_reader_run_records_its_tokens_and_cost_so_the_spend_count
     assert "41000 tokens · $0.0120" in page and "40000 in / 1000 out tokens" in page
     assert "Result:</strong> answered" in page and "No tools: the reply is the answer" in page
     assert "no valid action" not in page  # a reader chooses no action: it answers
+    assert "Film strip" not in page and "the checkout was reached" not in page  # a reader has no screens
     assert [s["cost_usd"] for s in recording["steps"]] == [cost]
