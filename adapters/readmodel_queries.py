@@ -19,6 +19,8 @@ Methods (all synchronous; call them from a worker thread in async code):
 - `repeats_bytes(week) -> bytes`: the week's repeat-run document (docs/schemas/repeats.json), as corrected; it is
   not part of a publication. Raises UnknownWeekError.
 - `running_runs(week) -> int`: public runs counting for the week that have started and not ended (publishing).
+- `models_with_runs(week) -> list[str]`: the models with a public run counting for the week (issuing a correction
+  of a model's week).
 - `week_facts(week) -> WeekFacts`: what the week's documents are computed from (the staff preview).
 - `corrections() -> bytes`, `runs_index(week=None, model=None, station=None) -> bytes`,
   `run(run_id) -> RunFact` (public runs and consented private tests; raises UnknownRunError).
@@ -160,6 +162,14 @@ class ReadModelQueries:
     def running_runs(self, week: str) -> int:
         with self.tables() as tables:
             return sum(1 for r in tables.public_runs(week) if r.status == "running")
+
+    def models_with_runs(self, week: str) -> list[str]:
+        """The models with a public run that counts for the week (rm_runs.week: the week it started in; not started
+        yet, the week it was scheduled for), sorted; never a private test's, consented or not."""
+        with self.db.transaction() as tx:
+            rows = tx.fetchall("SELECT DISTINCT model FROM rm_runs WHERE week = ? AND public = 1 ORDER BY model",
+                               (week,))
+        return [str(r[0]) for r in rows]
 
     def week_facts(self, week: str) -> WeekFacts:
         """What the week's documents are computed from (the staff preview folds a correction into a copy)."""

@@ -130,6 +130,11 @@ class LogState:
     def weeks(self) -> list[str]:
         return sorted({r.week for r in self.runs.values() if r.org is None})
 
+    def models_with_runs(self, week: str) -> list[str]:
+        """The models with a public run that counts for the week, sorted (what the read models' query of the same
+        name gives: adapters/readmodel_queries.py)."""
+        return sorted({r.model for r in self.runs.values() if r.week == week and r.org is None})
+
     # --- handlers ---------------------------------------------------------------------------------------
 
     def _released(self, e: Envelope) -> frozenset[str]:
