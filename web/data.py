@@ -96,6 +96,10 @@ class SiteData:
     def running_runs(self, week: str) -> int:
         return self.readmodels.running_runs(week)
 
+    # The WeekRuns port of domain.eventlog.handlers (issuing a correction), with `catch_up` above.
+    def models_with_runs(self, week: str) -> list[str]:
+        return self.readmodels.models_with_runs(week)
+
     # --- choosing a week (in memory) ------------------------------------------------------------------
 
     def known(self, week: str) -> WeekInfo | None:

@@ -6,6 +6,7 @@ first publication stays as it was published.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 from typing import Literal, get_args
 from uuid import UUID, uuid4
@@ -115,3 +116,13 @@ def _check(
         raise CorrectionError(f"outcome must be one of {', '.join(get_args(Outcome))}")
     if change == "set_outcome" and passed != (outcome == "passed"):
         raise CorrectionError("passed and outcome disagree")
+
+
+def check_model_ran(model: str, week: str, models_with_runs: Collection[str]) -> None:
+    """A correction of a model's week names a model with a public run that counts for that week (the week it
+    started in; one not started yet, the week it was scheduled for): a corrections log naming models that never
+    ran that week would mislead its readers. New corrections only: recorded ones replay as they are."""
+    if model not in models_with_runs:
+        raise CorrectionError(
+            f"model {model} has no run in {week}: a model's week is corrected only for a week it ran in"
+        )

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, time
-from typing import Any
+from typing import Any, Protocol
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
 from domain.agent.runs import Run
 from domain.courses.course import load_course
-from domain.errata.corrections import Correction
+from domain.errata.corrections import Correction, check_model_ran
 from domain.eventlog.commands import (
     IssueCorrection,
     LeaveModelOut,
@@ -54,15 +54,30 @@ def _run(record: Record, c: ScheduleRun) -> Run:
     )
 
 
-def issue_correction(record: Record, command: IssueCorrection) -> UUID:
-    """Issue a correction; a run it names must exist (raises UnknownRunError)."""
-    correction = correction_for(record, command)
+class WeekRuns(Protocol):
+    """What issuing a correction reads of the week it names: the read models (adapters/readmodel_queries.py)."""
+
+    def catch_up(self) -> int:
+        """Apply every event of the log; return the position reached."""
+        ...
+
+    def models_with_runs(self, week: str) -> list[str]:
+        """The models with a public run that counts for the week (the week it started in; not started yet, the
+        week it was scheduled for)."""
+        ...
+
+
+def issue_correction(record: Record, runs: WeekRuns, command: IssueCorrection) -> UUID:
+    """Issue a correction; a run it names must exist (raises UnknownRunError), a model's week it names must hold a
+    run of the model (raises CorrectionError)."""
+    correction = correction_for(record, runs, command)
     record.save(correction)
     return correction.id
 
 
-def correction_for(record: Record, command: IssueCorrection) -> Correction:
-    """The correction the command issues, not saved yet (the domain's checks raise CorrectionError)."""
+def correction_for(record: Record, runs: WeekRuns, command: IssueCorrection) -> Correction:
+    """The correction the command issues, not saved yet (the domain's checks raise CorrectionError), checked
+    against what the log holds for the week it names."""
     common: dict[str, Any] = {
         "reason": command.reason, "public_text": command.public_text, "by": command.by, "at": record.clock(),
     }
@@ -78,13 +93,21 @@ def correction_for(record: Record, command: IssueCorrection) -> Correction:
             record.get_run(run_id)
             return Correction.issue(target="run", change="note", run_id=run_id, **common)
         case LeaveModelOut(model=model, week=week):
-            return Correction.issue(target="model_week", change="exclude", model=model, week=week, **common)
+            correction = Correction.issue(target="model_week", change="exclude", model=model, week=week, **common)
+            return _of_a_model_that_ran(correction, runs, model, week)
         case NoteOnModelWeek(model=model, week=week):
-            return Correction.issue(target="model_week", change="note", model=model, week=week, **common)
+            correction = Correction.issue(target="model_week", change="note", model=model, week=week, **common)
+            return _of_a_model_that_ran(correction, runs, model, week)
         case LeaveStationOut(station=station, week=week):
             return Correction.issue(target="station_week", change="exclude", station=station, week=week, **common)
         case NoteOnStationWeek(station=station, week=week):
             return Correction.issue(target="station_week", change="note", station=station, week=week, **common)
+
+
+def _of_a_model_that_ran(correction: Correction, runs: WeekRuns, model: str, week: str) -> Correction:
+    runs.catch_up()  # the read models as the log stands now, so a run just scheduled counts
+    check_model_ran(model, week, runs.models_with_runs(week))
+    return correction
 
 
 def record_manual_test(record: Record, command: RecordManualTest) -> list[UUID]:

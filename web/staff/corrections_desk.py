@@ -84,7 +84,7 @@ async def issue(request: Request, session: Session, form: FormData) -> Response:
     fields = _fields(form)
     try:
         command = correction_command(fields, session.email)
-        correction_id = await site.call(issue_correction, site.runtime.record, command)
+        correction_id = await site.call(issue_correction, site.runtime.record, data_of(site), command)
     except (PreviewError, CorrectionError, UnknownRunError) as error:
         return await _refused(request, session, fields, str(error))
     await site.refresh()

@@ -71,7 +71,7 @@ def preview(data: SiteData, record: Record, command: IssueCorrection) -> dict[st
     run_id = getattr(command, "run_id", None)
     try:
         run = data.readmodels.run(str(run_id)) if run_id else None
-        correction = correction_for(record, command)  # the handler's decision, not saved
+        correction = correction_for(record, data, command)  # the handler's decision, not saved
     except UnknownRunError:
         raise PreviewError("there is no public run with that id") from None
     except CorrectionError as error:

@@ -54,9 +54,10 @@ def write_week_with_blobs(record: Record, blobs: Blobs, week: str = WEEK) -> lis
 def published_week(settings: Settings, record: Record, blobs: Blobs) -> Publication:
     """A week with steps and blobs, a correction, and its publication."""
     runs = write_week_with_blobs(record, blobs)
-    issue_correction(record, SetRunOutcome(run_id=runs[3].id, outcome="passed", reason="judge bug",
-                                           public_text="alpha passed.", by="staff"))
-    return publish_week(record, ReadModels(settings, record), PublishWeek(week=WEEK, by="lead"))
+    readmodels = ReadModels(settings, record)
+    issue_correction(record, readmodels, SetRunOutcome(run_id=runs[3].id, outcome="passed", reason="judge bug",
+                                                       public_text="alpha passed.", by="staff"))
+    return publish_week(record, readmodels, PublishWeek(week=WEEK, by="lead"))
 
 
 __all__ = ["StepClock", "WEEK", "published_week", "write_week_with_blobs"]

@@ -24,11 +24,12 @@ def published(settings, monkeypatch, tmp_path):
     record = open_record(settings, clock=StepClock())
     runs = write_week(record, {"a": 17, "b": 11, "c": 11})
     write_week(record, {"a": 2}, week="2026-W49")
-    issue_correction(record, SetRunOutcome(run_id=runs[20].id, outcome="passed", reason="judge bug",
-                                           public_text="b passed s03.", by="staff"))
-    publication = publish_week(record, ReadModels(settings, record), PublishWeek(week=WEEK, by="lead"))
-    issue_correction(record, LeaveModelOut(model="a", week=WEEK, reason="leak",
-                                           public_text="a saw the course.", by="staff"))
+    readmodels = ReadModels(settings, record)
+    issue_correction(record, readmodels, SetRunOutcome(run_id=runs[20].id, outcome="passed", reason="judge bug",
+                                                       public_text="b passed s03.", by="staff"))
+    publication = publish_week(record, readmodels, PublishWeek(week=WEEK, by="lead"))
+    issue_correction(record, readmodels, LeaveModelOut(model="a", week=WEEK, reason="leak",
+                                                       public_text="a saw the course.", by="staff"))
     record.close()
     return publication
 

@@ -1,6 +1,6 @@
-"""The read models' query of the models that ran in a week gives what the domain's fold gives, on SQLite and
-PostgreSQL: a run counts for the week it started in, one not started yet for the week it was scheduled for, and a
-private test for none."""
+"""A correction of a model's week names a model that ran that week, as the log holds it (the read models caught up
+by the use case), on SQLite and PostgreSQL: a run counts for the week it started in, one not started yet for the
+week it was scheduled for, and a private test for none."""
 
 from __future__ import annotations
 
@@ -9,11 +9,13 @@ from record_builders import WEEK, StepClock, into_week, write_week
 
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
-from domain.eventlog.commands import ScheduleRun
-from domain.eventlog.handlers import schedule_runs
+from domain.errata.corrections import CorrectionError
+from domain.eventlog.commands import LeaveModelOut, NoteOnModelWeek, ScheduleRun
+from domain.eventlog.handlers import issue_correction, schedule_runs
 from domain.week.publishing import replay
 
 NEXT = "2026-W49"
+STAFF = {"reason": "leak", "public_text": "The model saw the course.", "by": "staff@canitbuy.com"}
 
 
 @pytest.fixture
@@ -26,6 +28,22 @@ def record(settings):
 @pytest.fixture
 def readmodels(settings, record):
     return ReadModels(settings, record, page_size=50)
+
+
+def test_a_model_without_a_run_in_the_week_is_refused_and_nothing_is_recorded(record, readmodels):
+    write_week(record, {"a": 17, "b": 9})
+    write_week(record, {"a": 3}, week=NEXT)
+    write_week(record, {"own": 17}, week=NEXT, org="acme")  # a private test counts for no week
+    for kind in (LeaveModelOut, NoteOnModelWeek):
+        for model, week in (("b", NEXT), ("nobody", WEEK), ("own", NEXT), ("a", "2026-W47")):
+            head = record.head_position()
+            with pytest.raises(CorrectionError, match=f"^model {model} has no run in {week}: a model's week is "):
+                issue_correction(record, readmodels, kind(model=model, week=week, **STAFF))
+            assert record.head_position() == head
+    issue_correction(record, readmodels, LeaveModelOut(model="b", week=WEEK, **STAFF))
+    issue_correction(record, readmodels, NoteOnModelWeek(model="a", week=NEXT, **STAFF))
+    readmodels.catch_up()
+    assert b"nobody" not in readmodels.corrections() and b'"own"' not in readmodels.corrections()
 
 
 def test_the_read_models_query_gives_the_models_the_fold_gives(record, readmodels):
@@ -42,3 +60,15 @@ def test_the_read_models_query_gives_the_models_the_fold_gives(record, readmodel
         assert readmodels.models_with_runs(week) == folded.models_with_runs(week)
     assert readmodels.models_with_runs(WEEK) == ["a", "b", "waiting"]
     assert readmodels.models_with_runs(NEXT) == ["c", "moved"]
+
+
+def test_a_run_counts_for_the_week_it_was_scheduled_for_until_it_starts_then_for_the_week_it_started_in(
+        record, readmodels):
+    readmodels.catch_up()  # the read models are behind the log from here on: the use case catches them up
+    [late] = schedule_runs(record, [ScheduleRun.on_course(station="s01", model="late", week=WEEK, requested_by="t")])
+    issue_correction(record, readmodels, NoteOnModelWeek(model="late", week=WEEK, **STAFF))
+    into_week(record, NEXT)
+    record.start_run(late, worker="w", browser_version="b", agent_version="a")
+    with pytest.raises(CorrectionError, match=f"model late has no run in {WEEK}"):
+        issue_correction(record, readmodels, LeaveModelOut(model="late", week=WEEK, **STAFF))
+    issue_correction(record, readmodels, LeaveModelOut(model="late", week=NEXT, **STAFF))

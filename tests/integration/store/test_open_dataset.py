@@ -65,13 +65,14 @@ def store(settings, monkeypatch):
     f = [finished_run(record, "f", s, s != "s01") for s in COURSE.codes]
     record.save(*e, cut, *f)
     # d's s12 passes by correction (d then shares b's place); c's s04 is voided (c is then missing a station).
-    issue_correction(record, SetRunOutcome(run_id=runs[D_S12].id, outcome="passed", reason="judge bug",
-                                           public_text="d passed s12.", by="staff"))
-    issue_correction(record, VoidRun(run_id=runs[C_S04].id, reason="lab fault",
-                                     public_text="c's s04 run did not count.", by="staff"))
-    publication = publish_week(record, ReadModels(settings, record), PublishWeek(week=WEEK, by="lead"))
-    issue_correction(record, SetRunOutcome(run_id=runs[B_S14].id, outcome="passed", reason="judge bug",
-                                           public_text="b passed s14.", by="staff"))
+    readmodels = ReadModels(settings, record)
+    issue_correction(record, readmodels, SetRunOutcome(run_id=runs[D_S12].id, outcome="passed", reason="judge bug",
+                                                       public_text="d passed s12.", by="staff"))
+    issue_correction(record, readmodels, VoidRun(run_id=runs[C_S04].id, reason="lab fault",
+                                                 public_text="c's s04 run did not count.", by="staff"))
+    publication = publish_week(record, readmodels, PublishWeek(week=WEEK, by="lead"))
+    issue_correction(record, readmodels, SetRunOutcome(run_id=runs[B_S14].id, outcome="passed", reason="judge bug",
+                                                       public_text="b passed s14.", by="staff"))
     record.close()
     return settings, publication, runs
 

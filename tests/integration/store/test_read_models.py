@@ -46,8 +46,8 @@ def test_incremental_catch_up_equals_a_full_rebuild(record, readmodels):
     runs = write_week(record, {"a": 17, "b": 9})
     readmodels.catch_up()
     write_week(record, {"a": 3}, week="2026-W49")
-    issue_correction(record, VoidRun(run_id=runs[4].id, reason="judge bug",
-                                     public_text="A run was judged wrongly.", by="staff"))
+    issue_correction(record, readmodels, VoidRun(run_id=runs[4].id, reason="judge bug",
+                                                 public_text="A run was judged wrongly.", by="staff"))
     readmodels.catch_up()
     incremental = snapshot(readmodels)
     assert readmodels.rebuild() == record.head_position()
@@ -61,8 +61,8 @@ def test_catch_up_a_page_at_a_time_equals_a_rebuild(settings, record):
     paged = ReadModels(settings, record, page_size=7, pages_per_transaction=1)
     paged.catch_up()  # empty read models: loaded at once
     runs = write_week(record, {"a": 17, "b": 4}, repeat=1) + write_week(record, {"a": 12}, week="2026-W49")
-    issue_correction(record, SetRunOutcome(run_id=runs[3].id, outcome="stopped", reason="judge bug",
-                                           public_text="Judged wrongly.", by="staff"))
+    issue_correction(record, paged, SetRunOutcome(run_id=runs[3].id, outcome="stopped", reason="judge bug",
+                                                  public_text="Judged wrongly.", by="staff"))
     progress: list[int] = []
     assert paged.catch_up(lambda position, head: progress.append(position)) == record.head_position()
     assert len(progress) > 10 and progress == sorted(progress)
@@ -76,8 +76,8 @@ def test_repeats_sit_beside_the_newest_run_ranking_and_leave_out_private_and_voi
     second = write_week(record, {"a": 17, "b": 9}, repeat=1)
     third = write_week(record, {"a": 17, "b": 9}, repeat=2)
     write_week(record, {"a": 0}, repeat=3, org="acme")
-    issue_correction(record, VoidRun(run_id=third[5].id, reason="lab outage",
-                                     public_text="A run met a broken lab.", by="staff"))
+    issue_correction(record, readmodels, VoidRun(run_id=third[5].id, reason="lab outage",
+                                                 public_text="A run met a broken lab.", by="staff"))
     readmodels.catch_up()
     ranking = json.loads(readmodels.ranking_bytes(WEEK))
     assert [(e["model"], e["passed"]) for e in ranking["entries"]] == [("a", 17), ("b", 9)]
@@ -97,8 +97,8 @@ def test_publish_then_as_published_stays_while_as_corrected_changes(record, read
     runs = write_week(record, {"a": 17, "b": 17})
     into_week(record, "2026-W49")  # the week is over: its publications are final
     first = publish_week(record, readmodels, PublishWeek(week=WEEK, by="lead"))
-    issue_correction(record, LeaveModelOut(model="a", week=WEEK, reason="leak",
-                                           public_text="a saw the course.", by="staff"))
+    issue_correction(record, readmodels, LeaveModelOut(model="a", week=WEEK, reason="leak",
+                                                       public_text="a saw the course.", by="staff"))
     readmodels.catch_up()
     published = readmodels.ranking_bytes(WEEK, as_published=True)
     assert published != readmodels.ranking_bytes(WEEK)

@@ -141,8 +141,8 @@ def test_every_publication_of_several_weeks_recomputes_in_one_pass(postgres_url:
         readmodels = ReadModels(settings, record)
         write_week_with_blobs(record, blobs, week="2026-W49")
         first = publish_week(record, readmodels, PublishWeek(week=WEEK, by="lead"))
-        issue_correction(record, SetRunOutcome(run_id=runs[5].id, outcome="passed", reason="judge bug",
-                                               public_text="alpha passed.", by="staff"))
+        issue_correction(record, readmodels, SetRunOutcome(run_id=runs[5].id, outcome="passed", reason="judge bug",
+                                                           public_text="alpha passed.", by="staff"))
         second = publish_week(record, readmodels, PublishWeek(week=WEEK, by="lead"))
         third = publish_week(record, readmodels, PublishWeek(week="2026-W49", by="lead"))
         report = check_store(record.read_log, blobs)

@@ -1,8 +1,14 @@
-"""A correction is a public, permanent event: the desk issues one only with an outcome the domain knows."""
+"""A correction is a public, permanent event: the desk issues one only with an outcome the domain knows, and one
+of a model's week only for a model that ran that week."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from desk_client import STAFF, csrf_of, sign_in, sign_out
+from site_data import PRIVATE_MODEL
+
+from domain.week.weeks import week_of, week_start
 
 
 def test_a_set_outcome_correction_with_an_unknown_outcome_is_refused_and_not_published(site) -> None:
@@ -23,4 +29,29 @@ def test_a_set_outcome_correction_with_an_unknown_outcome_is_refused_and_not_pub
         assert refused.status_code == 400, outcome
         assert "outcome must be one of passed, stopped" in refused.text
     assert "an unknown outcome" not in client.get("/api/corrections.json").text
+    sign_out(client)
+
+
+def test_a_models_week_is_corrected_only_for_a_model_that_ran_that_week(site) -> None:
+    client = site.client
+    sign_in(client, *STAFF)
+    week = site.week.week
+    before = week_of(week_start(week) - timedelta(days=1))  # a week the site holds no run of
+    for model, in_week in (("model-zeta", week), (PRIVATE_MODEL, week), ("model-alpha", before)):
+        said = f"model {model} has no run in {in_week}: a model&#39;s week is corrected only for a week it ran in"
+        for change in ("exclude", "note"):
+            form = {"csrf": csrf_of(client.get("/staff/corrections").text), "target": "model_week", "change": change,
+                    "week": in_week, "model": model, "reason": "audit", "public_text": "a model that never ran"}
+            for path in ("/staff/corrections/preview", "/staff/corrections"):
+                refused = client.post(path, data=form, follow_redirects=False)
+                assert refused.status_code == 400, (model, change, path)
+                assert said in refused.text, refused.text
+    # from the form of one kind, the same form again with the reason, as it was filled in
+    form = {"csrf": csrf_of(client.get("/staff/corrections").text), "from": "here", "target": "model_week",
+            "change": "exclude", "week": week, "model": "model-zeta", "reason": "audit",
+            "public_text": "a model that never ran"}
+    refused = client.post("/staff/corrections", data=form, follow_redirects=False)
+    assert refused.status_code == 400 and "Correct model-zeta in" in refused.text
+    assert "model model-zeta has no run in" in refused.text and "a model that never ran" in refused.text
+    assert "a model that never ran" not in client.get("/api/corrections.json").text
     sign_out(client)

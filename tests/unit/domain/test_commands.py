@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -14,6 +14,7 @@ from domain.eventlog.commands import (
     CORRECTION_KINDS,
     LeaveModelOut,
     LeaveStationOut,
+    NoteOnModelWeek,
     NoteOnRun,
     RecordManualTest,
     ScheduleRun,
@@ -26,6 +27,8 @@ from domain.eventlog.record import Record, UnknownRunError
 from domain.eventlog.schema import Envelope
 from domain.leaderboards.manual_tests import ManualTestError
 from domain.orgs.organisations import OrganisationError
+from domain.projections.fold import LogState
+from domain.week.publishing import replay
 
 WEEK = "2026-W48"
 NOW = datetime(2026, 11, 25, 10, tzinfo=UTC)
@@ -42,6 +45,21 @@ def given_a_run(record: Record, station: str = "s03") -> UUID:
 
 def then_events(record: Record, after: int) -> list[Envelope]:
     return record.read_log(after=after)
+
+
+class Replayed:
+    """The read side of an in-memory record: its log folded by the domain's own fold, as the read models fold it
+    (their query of the same name is tested against this one in tests/integration/store)."""
+
+    def __init__(self, record: Record) -> None:
+        self.record, self.state = record, LogState()
+
+    def catch_up(self) -> int:
+        self.state = replay(self.record.read_log)
+        return self.state.position
+
+    def models_with_runs(self, week: str) -> list[str]:
+        return self.state.models_with_runs(week)
 
 
 # --- corrections: one Struct per kind --------------------------------------------------------------------------
@@ -77,7 +95,7 @@ def test_voiding_a_run_records_a_void_correction_of_that_run() -> None:
     record = a_record()
     run_id = given_a_run(record)
     before = record.head_position()
-    issue_correction(record, VoidRun(run_id=run_id, **STAFF))
+    issue_correction(record, Replayed(record), VoidRun(run_id=run_id, **STAFF))
     [event] = then_events(record, before)
     assert event.name == "Correction.Issued"
     p = event.payload
@@ -88,7 +106,7 @@ def test_setting_a_runs_outcome_records_whether_it_passed_from_the_outcome() -> 
     record = a_record()
     run_id = given_a_run(record)
     before = record.head_position()
-    issue_correction(record, SetRunOutcome(run_id=run_id, outcome="passed", **STAFF))
+    issue_correction(record, Replayed(record), SetRunOutcome(run_id=run_id, outcome="passed", **STAFF))
     [event] = then_events(record, before)
     assert (event.payload.change, event.payload.outcome, event.payload.passed) == ("set_outcome", "passed", True)
 
@@ -99,7 +117,7 @@ def test_every_kind_records_the_target_and_change_it_stands_for() -> None:
     fields: dict[str, Any] = {"run_id": run_id, "model": "m", "station": "s05", "week": WEEK, "outcome": "stopped"}
     for (target, change), kind in CORRECTION_KINDS.items():
         command = kind(**{f: fields[f] for f in kind.__struct_fields__ if f in fields}, **STAFF)
-        correction = correction_for(record, command)
+        correction = correction_for(record, Replayed(record), command)
         assert (correction.target, correction.change) == (target, change)
 
 
@@ -107,13 +125,57 @@ def test_a_correction_of_a_run_not_in_the_record_is_refused_and_records_nothing(
     record = a_record()
     before = record.head_position()
     with pytest.raises(UnknownRunError):
-        issue_correction(record, NoteOnRun(run_id=uuid4(), **STAFF))
+        issue_correction(record, Replayed(record), NoteOnRun(run_id=uuid4(), **STAFF))
     assert record.head_position() == before
 
 
 def test_a_correction_without_a_public_text_is_refused() -> None:
+    record = a_record()
     with pytest.raises(CorrectionError, match="public text"):
-        issue_correction(a_record(), LeaveModelOut(model="m", week=WEEK, reason="leak", public_text=" ", by="s"))
+        issue_correction(record, Replayed(record), LeaveModelOut(model="m", week=WEEK, reason="leak", public_text=" ",
+                                                                 by="s"))
+
+
+class MovingClock:
+    def __init__(self, now: datetime = NOW) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def test_a_models_week_is_corrected_only_for_a_week_the_model_has_a_run_in() -> None:
+    record = Record(clock=MovingClock())
+    given_a_run(record)  # model m, scheduled for WEEK
+    for kind in (LeaveModelOut, NoteOnModelWeek):
+        for model, week in (("nobody", WEEK), ("m", "2026-W47")):
+            before = record.head_position()
+            with pytest.raises(CorrectionError, match=f"model {model} has no run in {week}: a model's week"):
+                issue_correction(record, Replayed(record), kind(model=model, week=week, **STAFF))
+            assert record.head_position() == before  # nothing recorded
+        issue_correction(record, Replayed(record), kind(model="m", week=WEEK, **STAFF))
+    assert [e.payload.model for e in then_events(record, 1)] == ["m", "m"]
+
+
+def test_a_run_counts_for_the_week_it_started_in_and_until_it_starts_for_the_week_it_was_scheduled_for() -> None:
+    clock = MovingClock()
+    record = Record(clock=clock)
+    late = given_a_run(record)
+    runs = Replayed(record)
+    issue_correction(record, runs, NoteOnModelWeek(model="m", week=WEEK, **STAFF))  # scheduled, not started
+    clock.now = NOW + timedelta(days=7)  # it starts in the next week: it counts there, no longer in WEEK
+    record.start_run(late, worker="w", browser_version="b", agent_version="a")
+    with pytest.raises(CorrectionError, match=f"model m has no run in {WEEK}"):
+        issue_correction(record, runs, LeaveModelOut(model="m", week=WEEK, **STAFF))
+    issue_correction(record, runs, LeaveModelOut(model="m", week="2026-W49", **STAFF))
+
+
+def test_a_model_with_only_a_private_test_in_the_week_has_no_run_there() -> None:
+    record = a_record()
+    record.register_organisation(slug="acme", name="Acme", by="s")
+    schedule_runs(record, [ScheduleRun.on_course(station="s01", model="own", week=WEEK, requested_by="t", org="acme")])
+    with pytest.raises(CorrectionError, match=f"model own has no run in {WEEK}"):
+        issue_correction(record, Replayed(record), LeaveModelOut(model="own", week=WEEK, **STAFF))
 
 
 # --- scheduling --------------------------------------------------------------------------------------------------
@@ -180,9 +242,9 @@ def test_what_a_command_would_record_is_what_the_log_gives_back_once_it_is_saved
     run_id = given_a_run(record)
     after = record.head_position()
     command = SetRunOutcome(run_id=run_id, outcome="stopped", **STAFF)
-    [would] = would_record(record, [correction_for(record, command)], after=after)
+    [would] = would_record(record, [correction_for(record, Replayed(record), command)], after=after)
     assert record.head_position() == after  # nothing saved
-    issue_correction(record, command)
+    issue_correction(record, Replayed(record), command)
     [saved] = then_events(record, after)
     assert (would.name, would.position) == (saved.name, saved.position)
     fields = [f for f in saved.payload.__struct_fields__ if f != "timestamp"]
