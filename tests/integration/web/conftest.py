@@ -4,21 +4,18 @@ so the Secure staff cookie is kept."""
 
 from __future__ import annotations
 
-import os
 import sys
-import uuid
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import psycopg
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from desk_client import AUDITOR, STAFF  # noqa: E402
-from site_data import SiteWeek, make_week  # noqa: E402
+from site_data import SiteWeek, make_week, site_settings  # noqa: E402
 
 from adapters.settings import Settings  # noqa: E402
 from adapters.sqldb import SqlDb  # noqa: E402
@@ -30,8 +27,6 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
-ADMIN_URL = os.environ.get("CANITBUY_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
-
 
 @dataclass
 class SiteUnderTest:
@@ -42,15 +37,7 @@ class SiteUnderTest:
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SiteUnderTest]:
-    data_dir = tmp_path_factory.mktemp("site") / "var"
-    database = None
-    if request.param == "postgres":
-        database = f"canitbuy_web_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-            admin.execute(f'CREATE DATABASE "{database}"')
-    try:
-        url = f"{ADMIN_URL.rpartition('/')[0]}/{database}" if database else None
-        settings = Settings(data_dir=data_dir, database_url=url, site_secret="test secret " * 4)
+    with site_settings(request.param, tmp_path_factory.mktemp("site") / "var", "canitbuy_web") as settings:
         with build_runtime(settings) as runtime:
             week = make_week(runtime)
         accounts = StaffAccounts(SqlDb(settings))
@@ -59,7 +46,3 @@ def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
         accounts.add(*AUDITOR, role="auditor")
         with TestClient(create_app(settings), base_url="https://testserver") as client:
             yield SiteUnderTest(settings, week, client)
-    finally:
-        if database:
-            with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-                admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import uuid
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import psycopg
 import pytest
 from desk_client import AUDITOR, STAFF
+from site_data import fresh_database
 
 from adapters.settings import Settings
 from adapters.sqldb import SqlDb
@@ -27,7 +25,6 @@ with warnings.catch_warnings():
 
 OUTCOMES = ["added_to_cart"] * 6 + ["checkout_reached", "no_cart", "blocked", "no_cart", "error", "not_attempted"]
 CONTACT = "private-contact@agent.test"
-ADMIN_URL = os.environ.get("CANITBUY_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
 def a_run(notes: str, outcomes: list[str] | None = None) -> dict[str, Any]:
@@ -100,13 +97,6 @@ def site_on_backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
         with leaderboard_site(Settings(data_dir=data_dir, lab_url=lab_url)) as site_client:
             yield site_client
         return
-    name = f"canitbuy_board_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        url = f"{ADMIN_URL.rpartition('/')[0]}/{name}"
-        with leaderboard_site(Settings(data_dir=data_dir, database_url=url, lab_url=lab_url)) as site_client:
-            yield site_client
-    finally:
-        with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with (fresh_database("canitbuy_board") as url,
+          leaderboard_site(Settings(data_dir=data_dir, database_url=url, lab_url=lab_url)) as site_client):
+        yield site_client

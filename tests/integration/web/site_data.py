@@ -139,19 +139,24 @@ def behind_local_proxy_with_a_week(data_dir: Path) -> tuple[Settings, str]:
 
 
 @contextmanager
-def site_settings(backend: str, data_dir: Path, prefix: str) -> Iterator[Settings]:
-    """The settings of a site on `backend`, for the module fixtures parametrised with "sqlite" and "postgres":
-    the record in `data_dir`, or in a fresh PostgreSQL database (`prefix`_ and 12 hex digits) dropped once the
-    block ends."""
-    if backend == "sqlite":
-        yield Settings(data_dir=data_dir, site_secret=SITE_SECRET)
-        return
+def fresh_database(prefix: str) -> Iterator[str]:
+    """The address of a fresh PostgreSQL database (`prefix`_ and 12 hex digits), dropped once the block ends."""
     database = f"{prefix}_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{database}"')
     try:
-        url = f"{ADMIN_URL.rpartition('/')[0]}/{database}"
-        yield Settings(data_dir=data_dir, database_url=url, site_secret=SITE_SECRET)
+        yield f"{ADMIN_URL.rpartition('/')[0]}/{database}"
     finally:
         with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+
+
+@contextmanager
+def site_settings(backend: str, data_dir: Path, prefix: str) -> Iterator[Settings]:
+    """The settings of a site on `backend`, for the module fixtures parametrised with "sqlite" and "postgres":
+    the record in `data_dir`, or in a fresh_database(prefix)."""
+    if backend == "sqlite":
+        yield Settings(data_dir=data_dir, site_secret=SITE_SECRET)
+        return
+    with fresh_database(prefix) as url:
+        yield Settings(data_dir=data_dir, database_url=url, site_secret=SITE_SECRET)
