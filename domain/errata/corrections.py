@@ -126,3 +126,10 @@ def check_model_ran(model: str, week: str, models_with_runs: Collection[str]) ->
         raise CorrectionError(
             f"model {model} has no run in {week}: a model's week is corrected only for a week it ran in"
         )
+
+
+def check_run_counts(run_id: UUID, org: str | None) -> None:
+    """A correction of a run names a public run: a private test counts for no week, so a correction of it would be
+    in no week's documents and no public log (the fold gives it no week), said to nobody."""
+    if org is not None:
+        raise CorrectionError(f"run {run_id} is a private test: it counts for no week, so it takes no correction")

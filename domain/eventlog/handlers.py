@@ -16,7 +16,7 @@ from eventsourcing.domain import Aggregate
 
 from domain.agent.runs import Run
 from domain.courses.course import load_course
-from domain.errata.corrections import Correction, check_model_ran
+from domain.errata.corrections import Correction, check_model_ran, check_run_counts
 from domain.eventlog.commands import (
     IssueCorrection,
     LeaveModelOut,
@@ -68,8 +68,8 @@ class WeekRuns(Protocol):
 
 
 def issue_correction(record: Record, runs: WeekRuns, command: IssueCorrection) -> UUID:
-    """Issue a correction; a run it names must exist (raises UnknownRunError), a model's week it names must hold a
-    run of the model (raises CorrectionError)."""
+    """Issue a correction; a run it names must exist (raises UnknownRunError) and be public, a model's week it names
+    must hold a run of the model (raises CorrectionError)."""
     correction = correction_for(record, runs, command)
     record.save(correction)
     return correction.id
@@ -83,14 +83,14 @@ def correction_for(record: Record, runs: WeekRuns, command: IssueCorrection) -> 
     }
     match command:
         case VoidRun(run_id=run_id):
-            record.get_run(run_id)
+            _public(record, run_id)
             return Correction.issue(target="run", change="void", run_id=run_id, **common)
         case SetRunOutcome(run_id=run_id, outcome=outcome):
-            record.get_run(run_id)
+            _public(record, run_id)
             return Correction.issue(target="run", change="set_outcome", run_id=run_id, outcome=outcome,
                                     passed=outcome == "passed", **common)
         case NoteOnRun(run_id=run_id):
-            record.get_run(run_id)
+            _public(record, run_id)
             return Correction.issue(target="run", change="note", run_id=run_id, **common)
         case LeaveModelOut(model=model, week=week):
             correction = Correction.issue(target="model_week", change="exclude", model=model, week=week, **common)
@@ -102,6 +102,10 @@ def correction_for(record: Record, runs: WeekRuns, command: IssueCorrection) -> 
             return Correction.issue(target="station_week", change="exclude", station=station, week=week, **common)
         case NoteOnStationWeek(station=station, week=week):
             return Correction.issue(target="station_week", change="note", station=station, week=week, **common)
+
+
+def _public(record: Record, run_id: UUID) -> None:
+    check_run_counts(run_id, record.get_run(run_id).org)
 
 
 def _of_a_model_that_ran(correction: Correction, runs: WeekRuns, model: str, week: str) -> Correction:

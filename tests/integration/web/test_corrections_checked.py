@@ -1,5 +1,5 @@
 """A correction is a public, permanent event: the desk issues one only with an outcome the domain knows, and one
-of a model's week only for a model that ran that week."""
+of a model's week only for a model that ran that week, of a run only for a public one."""
 
 from __future__ import annotations
 
@@ -54,4 +54,21 @@ def test_a_models_week_is_corrected_only_for_a_model_that_ran_that_week(site) ->
     assert refused.status_code == 400 and "Correct model-zeta in" in refused.text
     assert "model model-zeta has no run in" in refused.text and "a model that never ran" in refused.text
     assert "a model that never ran" not in client.get("/api/corrections.json").text
+    sign_out(client)
+
+
+def test_a_run_correction_names_a_public_run_that_is_in_the_record(site) -> None:
+    client = site.client
+    sign_in(client, *STAFF)
+    nobody = "00000000-0000-4000-8000-000000000000"
+    for run_id, said in ((str(site.week.private_run), f"run {site.week.private_run} is a private test: it counts "
+                                                      "for no week, so it takes no correction"),
+                         (nobody, f"no run {nobody}")):
+        for change in ("void", "note"):
+            form = {"csrf": csrf_of(client.get("/staff/corrections").text), "target": "run", "change": change,
+                    "run_id": run_id, "reason": "audit", "public_text": "a run nobody may correct"}
+            refused = client.post("/staff/corrections", data=form, follow_redirects=False)
+            assert refused.status_code == 400, (run_id, change)
+            assert said in refused.text
+    assert "a run nobody may correct" not in client.get("/api/corrections.json").text
     sign_out(client)

@@ -178,6 +178,19 @@ def test_a_model_with_only_a_private_test_in_the_week_has_no_run_there() -> None
         issue_correction(record, Replayed(record), LeaveModelOut(model="own", week=WEEK, **STAFF))
 
 
+def test_a_run_of_a_private_test_takes_no_correction_and_nothing_is_recorded() -> None:
+    record = a_record()
+    record.register_organisation(slug="acme", name="Acme", by="s")
+    [private] = schedule_runs(record, [
+        ScheduleRun.on_course(station="s01", model="own", week=WEEK, requested_by="t", org="acme")])
+    before = record.head_position()
+    for command in (VoidRun(run_id=private, **STAFF), NoteOnRun(run_id=private, **STAFF),
+                    SetRunOutcome(run_id=private, outcome="passed", **STAFF)):
+        with pytest.raises(CorrectionError, match=f"^run {private} is a private test: it counts for no week"):
+            issue_correction(record, Replayed(record), command)
+    assert record.head_position() == before
+
+
 # --- scheduling --------------------------------------------------------------------------------------------------
 
 
