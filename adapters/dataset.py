@@ -86,9 +86,3 @@ def dataset_files(dataset: WeekDataset) -> list[DatasetFile]:
     files.sort(key=lambda f: f.name)
     sums = "".join(f"{f.sha256}  {f.name}\n" for f in files)
     return [*files, _file(SUMS, sums.encode())]
-
-
-def write_files(files: Sequence[DatasetFile], folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    for f in files:
-        (folder / f.name).write_bytes(f.data)

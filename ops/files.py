@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -39,6 +40,16 @@ def _remove(temporary: str) -> None:
         os.unlink(temporary)
 
 
+def _mode(out: Path) -> int:
+    """The permissions `out` is to have: those of the file it replaces, else what the umask leaves of rw-rw-rw-, as
+    open() would have made it (a temporary file is made rw------- alone)."""
+    with contextlib.suppress(OSError):
+        return stat.S_IMODE(out.stat().st_mode)
+    umask = os.umask(0o077)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def _staged(out: Path, chunks: Iterable[bytes]) -> str:
     """`chunks` written to a new temporary file beside `out` and synced to disk; its name. On any failure the
     temporary is removed again, and an OSError is one line naming `out`."""
@@ -47,6 +58,7 @@ def _staged(out: Path, chunks: Iterable[bytes]) -> str:
     except OSError as error:
         raise cannot_write(out, error) from None
     try:
+        os.fchmod(handle, _mode(out))
         with os.fdopen(handle, "wb") as file:
             for chunk in chunks:
                 file.write(chunk)

@@ -210,8 +210,9 @@ def test_every_command_does_its_work_on_a_real_store(env: dict[str, str], tmp_pa
     assert "Self-consistent only" in ok("audit verify", str(audit_file))
     assert json.loads(ok("audit replay", "--week", week))["week"] == week
     assert "publications recompute" in ok("check")
-    assert f"wrote {tmp_path / 'data' / week}" in ok("dataset export", "--week", week, "--out", str(tmp_path / "data"))
-    assert (tmp_path / "data" / week / "runs.parquet").exists()
+    dataset = tmp_path.parent / f"{tmp_path.name}-dataset"  # outside the data folder (tmp_path), as it must be
+    assert f"wrote {dataset / week}" in ok("dataset export", "--week", week, "--out", str(dataset))
+    assert (dataset / week / "runs.parquet").exists()
     assert "log position" in ok("db catch-up")
     assert "log position" in ok("db rebuild")
     # ARC's schema wants at least ten results in a submission.
