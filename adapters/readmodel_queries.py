@@ -19,8 +19,8 @@ Methods (all synchronous; call them from a worker thread in async code):
 - `repeats_bytes(week) -> bytes`: the week's repeat-run document (docs/schemas/repeats.json), as corrected; it is
   not part of a publication. Raises UnknownWeekError.
 - `running_runs(week) -> int`: public runs counting for the week that have started and not ended (publishing).
-- `models_with_runs(week) -> list[str]`: the models with a public run counting for the week (issuing a correction
-  of a model's week).
+- `models_with_runs(week) -> list[str]`, `stations_with_runs(week) -> list[str]`: the models, the stations with a
+  public run counting for the week (issuing a correction of a model's or a station's week).
 - `week_facts(week) -> WeekFacts`: what the week's documents are computed from (the staff preview).
 - `corrections() -> bytes`, `runs_index(week=None, model=None, station=None) -> bytes`,
   `run(run_id) -> RunFact` (public runs and consented private tests; raises UnknownRunError).
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Protocol
+from typing import Literal, Protocol
 
 import msgspec
 
@@ -166,9 +166,17 @@ class ReadModelQueries:
     def models_with_runs(self, week: str) -> list[str]:
         """The models with a public run that counts for the week (rm_runs.week: the week it started in; not started
         yet, the week it was scheduled for), sorted; never a private test's, consented or not."""
+        return self._with_runs("model", week)
+
+    def stations_with_runs(self, week: str) -> list[str]:
+        """The stations with a public run that counts for the week, as `models_with_runs` counts them, sorted (one
+        not on the course never has one)."""
+        return self._with_runs("station", week)
+
+    def _with_runs(self, column: Literal["model", "station"], week: str) -> list[str]:
+        sql = f"SELECT DISTINCT {column} FROM rm_runs WHERE week = ? AND public = 1 ORDER BY {column}"  # noqa: S608
         with self.db.transaction() as tx:
-            rows = tx.fetchall("SELECT DISTINCT model FROM rm_runs WHERE week = ? AND public = 1 ORDER BY model",
-                               (week,))
+            rows = tx.fetchall(sql, (week,))
         return [str(r[0]) for r in rows]
 
     def week_facts(self, week: str) -> WeekFacts:

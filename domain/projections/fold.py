@@ -101,7 +101,7 @@ class LogState:
     def week_facts(self, week: str) -> WeekFacts:
         return WeekFacts(
             week=week,
-            runs=[r for r in self.runs.values() if r.week == week and r.org is None],
+            runs=self._counting(week),
             corrections=[c for c in self.corrections.values() if c.week == week],
             releases=sorted(self.releases.values(), key=lambda r: r.position),
             labels=dict(self.labels),
@@ -133,7 +133,15 @@ class LogState:
     def models_with_runs(self, week: str) -> list[str]:
         """The models with a public run that counts for the week, sorted (what the read models' query of the same
         name gives: adapters/readmodel_queries.py)."""
-        return sorted({r.model for r in self.runs.values() if r.week == week and r.org is None})
+        return sorted({r.model for r in self._counting(week)})
+
+    def stations_with_runs(self, week: str) -> list[str]:
+        """The stations with a public run that counts for the week, sorted (the read models' query of the same
+        name)."""
+        return sorted({r.station for r in self._counting(week)})
+
+    def _counting(self, week: str) -> list[RunFact]:
+        return [r for r in self.runs.values() if r.week == week and r.org is None]
 
     # --- handlers ---------------------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ week it was scheduled for, and a private test for none."""
 from __future__ import annotations
 
 import pytest
-from record_builders import WEEK, StepClock, into_week, write_week
+from record_builders import COURSE, WEEK, StepClock, finished_run, into_week, write_week
 
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
@@ -46,20 +46,23 @@ def test_a_model_without_a_run_in_the_week_is_refused_and_nothing_is_recorded(re
     assert b"nobody" not in readmodels.corrections() and b'"own"' not in readmodels.corrections()
 
 
-def test_the_read_models_query_gives_the_models_the_fold_gives(record, readmodels):
+def test_the_read_models_queries_give_the_models_and_the_stations_the_fold_gives(record, readmodels):
     write_week(record, {"a": 17, "b": 9})
-    _, moved = schedule_runs(record, [
-        ScheduleRun.on_course(station="s01", model=m, week=WEEK, requested_by="t") for m in ("waiting", "moved")])
+    _, moved = schedule_runs(record, [ScheduleRun.on_course(station=s, model=m, week=WEEK, requested_by="t")
+                                      for m, s in (("waiting", "s01"), ("moved", "s07"))])
     into_week(record, NEXT)
     record.start_run(moved, worker="w", browser_version="b", agent_version="a")  # it counts for NEXT now
-    write_week(record, {"c": 2}, week=NEXT)
-    write_week(record, {"own": 1}, week=NEXT, org="acme")
+    record.save(finished_run(record, "c", "s03", False, NEXT))
+    write_week(record, {"own": 1}, week=NEXT, org="acme")  # every station, none of them counting
     readmodels.catch_up()
     folded = replay(record.read_log)
     for week in (WEEK, NEXT, "2026-W47"):
         assert readmodels.models_with_runs(week) == folded.models_with_runs(week)
+        assert readmodels.stations_with_runs(week) == folded.stations_with_runs(week)
     assert readmodels.models_with_runs(WEEK) == ["a", "b", "waiting"]
     assert readmodels.models_with_runs(NEXT) == ["c", "moved"]
+    assert readmodels.stations_with_runs(WEEK) == sorted(COURSE.codes)
+    assert readmodels.stations_with_runs(NEXT) == ["s03", "s07"]
 
 
 def test_a_run_counts_for_the_week_it_was_scheduled_for_until_it_starts_then_for_the_week_it_started_in(
