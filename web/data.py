@@ -100,6 +100,9 @@ class SiteData:
     def models_with_runs(self, week: str) -> list[str]:
         return self.readmodels.models_with_runs(week)
 
+    def stations_with_runs(self, week: str) -> list[str]:
+        return self.readmodels.stations_with_runs(week)
+
     # --- choosing a week (in memory) ------------------------------------------------------------------
 
     def known(self, week: str) -> WeekInfo | None:

@@ -128,6 +128,16 @@ def check_model_ran(model: str, week: str, models_with_runs: Collection[str]) ->
         )
 
 
+def check_station_ran(station: str, week: str, stations_with_runs: Collection[str]) -> None:
+    """A correction of a station's week names a station with a public run that counts for that week, as
+    `check_model_ran` counts them: a station the course does not have never has one, and a corrections log leaving
+    out or noting a station nobody ran that week would mislead its readers. New corrections only."""
+    if station not in stations_with_runs:
+        raise CorrectionError(
+            f"station {station} has no run in {week}: a station's week is corrected only for a week it was run in"
+        )
+
+
 def check_run_counts(run_id: UUID, org: str | None) -> None:
     """A correction of a run names a public run: a private test counts for no week, so a correction of it would be
     in no week's documents and no public log (the fold gives it no week), said to nobody."""

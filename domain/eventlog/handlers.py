@@ -16,7 +16,7 @@ from eventsourcing.domain import Aggregate
 
 from domain.agent.runs import Run
 from domain.courses.course import load_course
-from domain.errata.corrections import Correction, check_model_ran, check_run_counts
+from domain.errata.corrections import Correction, check_model_ran, check_run_counts, check_station_ran
 from domain.eventlog.commands import (
     IssueCorrection,
     LeaveModelOut,
@@ -66,10 +66,14 @@ class WeekRuns(Protocol):
         week it was scheduled for)."""
         ...
 
+    def stations_with_runs(self, week: str) -> list[str]:
+        """The stations with a public run that counts for the week, as `models_with_runs` counts them."""
+        ...
+
 
 def issue_correction(record: Record, runs: WeekRuns, command: IssueCorrection) -> UUID:
-    """Issue a correction; a run it names must exist (raises UnknownRunError) and be public, a model's week it names
-    must hold a run of the model (raises CorrectionError)."""
+    """Issue a correction; a run it names must exist (raises UnknownRunError) and be public, a model's or a station's
+    week it names must hold a run of the model or at the station (raises CorrectionError)."""
     correction = correction_for(record, runs, command)
     record.save(correction)
     return correction.id
@@ -99,9 +103,12 @@ def correction_for(record: Record, runs: WeekRuns, command: IssueCorrection) -> 
             correction = Correction.issue(target="model_week", change="note", model=model, week=week, **common)
             return _of_a_model_that_ran(correction, runs, model, week)
         case LeaveStationOut(station=station, week=week):
-            return Correction.issue(target="station_week", change="exclude", station=station, week=week, **common)
+            correction = Correction.issue(target="station_week", change="exclude", station=station, week=week,
+                                          **common)
+            return _of_a_station_that_ran(correction, runs, station, week)
         case NoteOnStationWeek(station=station, week=week):
-            return Correction.issue(target="station_week", change="note", station=station, week=week, **common)
+            correction = Correction.issue(target="station_week", change="note", station=station, week=week, **common)
+            return _of_a_station_that_ran(correction, runs, station, week)
 
 
 def _public(record: Record, run_id: UUID) -> None:
@@ -111,6 +118,12 @@ def _public(record: Record, run_id: UUID) -> None:
 def _of_a_model_that_ran(correction: Correction, runs: WeekRuns, model: str, week: str) -> Correction:
     runs.catch_up()  # the read models as the log stands now, so a run just scheduled counts
     check_model_ran(model, week, runs.models_with_runs(week))
+    return correction
+
+
+def _of_a_station_that_ran(correction: Correction, runs: WeekRuns, station: str, week: str) -> Correction:
+    runs.catch_up()  # as for a model: the log as it stands now
+    check_station_ran(station, week, runs.stations_with_runs(week))
     return correction
 
 

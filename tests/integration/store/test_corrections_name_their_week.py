@@ -1,6 +1,6 @@
-"""A correction of a model's week names a model that ran that week, as the log holds it (the read models caught up
-by the use case), on SQLite and PostgreSQL: a run counts for the week it started in, one not started yet for the
-week it was scheduled for, and a private test for none."""
+"""A correction of a model's or a station's week names a model or a station that ran that week, as the log holds it
+(the read models caught up by the use case), on SQLite and PostgreSQL: a run counts for the week it started in, one
+not started yet for the week it was scheduled for, and a private test for none."""
 
 from __future__ import annotations
 
@@ -10,11 +10,18 @@ from record_builders import COURSE, WEEK, StepClock, finished_run, into_week, wr
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
 from domain.errata.corrections import CorrectionError
-from domain.eventlog.commands import LeaveModelOut, NoteOnModelWeek, ScheduleRun
+from domain.eventlog.commands import (
+    LeaveModelOut,
+    LeaveStationOut,
+    NoteOnModelWeek,
+    NoteOnStationWeek,
+    ScheduleRun,
+)
 from domain.eventlog.handlers import issue_correction, schedule_runs
 from domain.week.publishing import replay
 
 NEXT = "2026-W49"
+LATER = "2026-W50"
 STAFF = {"reason": "leak", "public_text": "The model saw the course.", "by": "staff@canitbuy.com"}
 
 
@@ -30,20 +37,28 @@ def readmodels(settings, record):
     return ReadModels(settings, record, page_size=50)
 
 
-def test_a_model_without_a_run_in_the_week_is_refused_and_nothing_is_recorded(record, readmodels):
+def test_a_model_or_a_station_without_a_run_in_the_week_is_refused_and_nothing_is_recorded(record, readmodels):
     write_week(record, {"a": 17, "b": 9})
     write_week(record, {"a": 3}, week=NEXT)
     write_week(record, {"own": 17}, week=NEXT, org="acme")  # a private test counts for no week
-    for kind in (LeaveModelOut, NoteOnModelWeek):
-        for model, week in (("b", NEXT), ("nobody", WEEK), ("own", NEXT), ("a", "2026-W47")):
+    record.save(finished_run(record, "a", "s01", True, LATER),
+                finished_run(record, "own", "s05", True, LATER, org="acme"))  # s05's one run in LATER is private
+    never = {"model": (("b", NEXT), ("nobody", WEEK), ("own", NEXT), ("a", "2026-W47")),
+             "station": (("s99", WEEK), ("s02", LATER), ("s05", LATER), ("s01", "2026-W47"))}
+    for kind, what in ((LeaveModelOut, "model"), (NoteOnModelWeek, "model"), (LeaveStationOut, "station"),
+                       (NoteOnStationWeek, "station")):
+        for name, week in never[what]:
             head = record.head_position()
-            with pytest.raises(CorrectionError, match=f"^model {model} has no run in {week}: a model's week is "):
-                issue_correction(record, readmodels, kind(model=model, week=week, **STAFF))
+            with pytest.raises(CorrectionError, match=f"^{what} {name} has no run in {week}: a {what}'s week is "):
+                issue_correction(record, readmodels, kind(**{what: name}, week=week, **STAFF))
             assert record.head_position() == head
     issue_correction(record, readmodels, LeaveModelOut(model="b", week=WEEK, **STAFF))
     issue_correction(record, readmodels, NoteOnModelWeek(model="a", week=NEXT, **STAFF))
+    issue_correction(record, readmodels, LeaveStationOut(station="s18", week=WEEK, **STAFF))
+    issue_correction(record, readmodels, NoteOnStationWeek(station="s01", week=LATER, **STAFF))
     readmodels.catch_up()
-    assert b"nobody" not in readmodels.corrections() and b'"own"' not in readmodels.corrections()
+    log = readmodels.corrections()
+    assert b"nobody" not in log and b'"own"' not in log and b"s99" not in log and b'"s05"' not in log
 
 
 def test_the_read_models_queries_give_the_models_and_the_stations_the_fold_gives(record, readmodels):
@@ -70,8 +85,12 @@ def test_a_run_counts_for_the_week_it_was_scheduled_for_until_it_starts_then_for
     readmodels.catch_up()  # the read models are behind the log from here on: the use case catches them up
     [late] = schedule_runs(record, [ScheduleRun.on_course(station="s01", model="late", week=WEEK, requested_by="t")])
     issue_correction(record, readmodels, NoteOnModelWeek(model="late", week=WEEK, **STAFF))
+    issue_correction(record, readmodels, NoteOnStationWeek(station="s01", week=WEEK, **STAFF))
     into_week(record, NEXT)
     record.start_run(late, worker="w", browser_version="b", agent_version="a")
     with pytest.raises(CorrectionError, match=f"model late has no run in {WEEK}"):
         issue_correction(record, readmodels, LeaveModelOut(model="late", week=WEEK, **STAFF))
+    with pytest.raises(CorrectionError, match=f"station s01 has no run in {WEEK}"):
+        issue_correction(record, readmodels, LeaveStationOut(station="s01", week=WEEK, **STAFF))
     issue_correction(record, readmodels, LeaveModelOut(model="late", week=NEXT, **STAFF))
+    issue_correction(record, readmodels, LeaveStationOut(station="s01", week=NEXT, **STAFF))

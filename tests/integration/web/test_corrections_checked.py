@@ -1,5 +1,5 @@
-"""A correction is a public, permanent event: the desk issues one only with an outcome the domain knows, and one
-of a model's week only for a model that ran that week, of a run only for a public one."""
+"""A correction is a public, permanent event: the desk issues one only with an outcome the domain knows, one of a
+model's or a station's week only for a model or a station that ran that week, of a run only for a public one."""
 
 from __future__ import annotations
 
@@ -32,28 +32,34 @@ def test_a_set_outcome_correction_with_an_unknown_outcome_is_refused_and_not_pub
     sign_out(client)
 
 
-def test_a_models_week_is_corrected_only_for_a_model_that_ran_that_week(site) -> None:
+def test_a_models_or_a_stations_week_is_corrected_only_for_one_that_ran_that_week(site) -> None:
     client = site.client
     sign_in(client, *STAFF)
     week = site.week.week
     before = week_of(week_start(week) - timedelta(days=1))  # a week the site holds no run of
-    for model, in_week in (("model-zeta", week), (PRIVATE_MODEL, week), ("model-alpha", before)):
-        said = f"model {model} has no run in {in_week}: a model&#39;s week is corrected only for a week it ran in"
+    because = {"model": "a model&#39;s week is corrected only for a week it ran in",
+               "station": "a station&#39;s week is corrected only for a week it was run in"}
+    for what, name, in_week in (("model", "model-zeta", week), ("model", PRIVATE_MODEL, week),
+                                ("model", "model-alpha", before), ("station", "s99", week),
+                                ("station", "s05", before)):  # s99: a station the course does not have
+        said = f"{what} {name} has no run in {in_week}: {because[what]}"
         for change in ("exclude", "note"):
-            form = {"csrf": csrf_of(client.get("/staff/corrections").text), "target": "model_week", "change": change,
-                    "week": in_week, "model": model, "reason": "audit", "public_text": "a model that never ran"}
+            form = {"csrf": csrf_of(client.get("/staff/corrections").text), "target": f"{what}_week",
+                    "change": change, "week": in_week, what: name, "reason": "audit",
+                    "public_text": "a week that never ran"}
             for path in ("/staff/corrections/preview", "/staff/corrections"):
                 refused = client.post(path, data=form, follow_redirects=False)
-                assert refused.status_code == 400, (model, change, path)
+                assert refused.status_code == 400, (name, change, path)
                 assert said in refused.text, refused.text
     # from the form of one kind, the same form again with the reason, as it was filled in
-    form = {"csrf": csrf_of(client.get("/staff/corrections").text), "from": "here", "target": "model_week",
-            "change": "exclude", "week": week, "model": "model-zeta", "reason": "audit",
-            "public_text": "a model that never ran"}
-    refused = client.post("/staff/corrections", data=form, follow_redirects=False)
-    assert refused.status_code == 400 and "Correct model-zeta in" in refused.text
-    assert "model model-zeta has no run in" in refused.text and "a model that never ran" in refused.text
-    assert "a model that never ran" not in client.get("/api/corrections.json").text
+    for what, name, subject in (("model", "model-zeta", "model-zeta"), ("station", "s99", "S99")):
+        form = {"csrf": csrf_of(client.get("/staff/corrections").text), "from": "here", "target": f"{what}_week",
+                "change": "exclude", "week": week, what: name, "reason": "audit",
+                "public_text": "a week that never ran"}
+        refused = client.post("/staff/corrections", data=form, follow_redirects=False)
+        assert refused.status_code == 400 and f"Correct {subject} in" in refused.text
+        assert f"{what} {name} has no run in" in refused.text and "a week that never ran" in refused.text
+    assert "a week that never ran" not in client.get("/api/corrections.json").text
     sign_out(client)
 
 

@@ -16,6 +16,7 @@ from domain.eventlog.commands import (
     LeaveStationOut,
     NoteOnModelWeek,
     NoteOnRun,
+    NoteOnStationWeek,
     RecordManualTest,
     ScheduleRun,
     SetRunOutcome,
@@ -60,6 +61,9 @@ class Replayed:
 
     def models_with_runs(self, week: str) -> list[str]:
         return self.state.models_with_runs(week)
+
+    def stations_with_runs(self, week: str) -> list[str]:
+        return self.state.stations_with_runs(week)
 
 
 # --- corrections: one Struct per kind --------------------------------------------------------------------------
@@ -114,7 +118,7 @@ def test_setting_a_runs_outcome_records_whether_it_passed_from_the_outcome() -> 
 def test_every_kind_records_the_target_and_change_it_stands_for() -> None:
     record = a_record()
     run_id = given_a_run(record)
-    fields: dict[str, Any] = {"run_id": run_id, "model": "m", "station": "s05", "week": WEEK, "outcome": "stopped"}
+    fields: dict[str, Any] = {"run_id": run_id, "model": "m", "station": "s03", "week": WEEK, "outcome": "stopped"}
     for (target, change), kind in CORRECTION_KINDS.items():
         command = kind(**{f: fields[f] for f in kind.__struct_fields__ if f in fields}, **STAFF)
         correction = correction_for(record, Replayed(record), command)
@@ -144,17 +148,26 @@ class MovingClock:
         return self.now
 
 
-def test_a_models_week_is_corrected_only_for_a_week_the_model_has_a_run_in() -> None:
+WEEK_KINDS = ((LeaveModelOut, "model"), (NoteOnModelWeek, "model"), (LeaveStationOut, "station"),
+              (NoteOnStationWeek, "station"))
+"""The corrections of a model's or a station's week, each with the field it names."""
+
+
+def test_a_models_or_a_stations_week_is_corrected_only_for_a_week_it_has_a_run_in() -> None:
     record = Record(clock=MovingClock())
-    given_a_run(record)  # model m, scheduled for WEEK
-    for kind in (LeaveModelOut, NoteOnModelWeek):
-        for model, week in (("nobody", WEEK), ("m", "2026-W47")):
+    given_a_run(record)  # model m on s03, scheduled for WEEK
+    ran = {"model": "m", "station": "s03"}
+    never = {"model": (("nobody", WEEK), ("m", "2026-W47")),
+             "station": (("s99", WEEK), ("s05", WEEK), ("s03", "2026-W47"))}  # s99: no station of the course
+    for kind, what in WEEK_KINDS:
+        for name, week in never[what]:
             before = record.head_position()
-            with pytest.raises(CorrectionError, match=f"model {model} has no run in {week}: a model's week"):
-                issue_correction(record, Replayed(record), kind(model=model, week=week, **STAFF))
+            with pytest.raises(CorrectionError, match=f"^{what} {name} has no run in {week}: a {what}'s week"):
+                issue_correction(record, Replayed(record), kind(**{what: name}, week=week, **STAFF))
             assert record.head_position() == before  # nothing recorded
-        issue_correction(record, Replayed(record), kind(model="m", week=WEEK, **STAFF))
-    assert [e.payload.model for e in then_events(record, 1)] == ["m", "m"]
+        issue_correction(record, Replayed(record), kind(**{what: ran[what]}, week=WEEK, **STAFF))
+    issued = [(e.payload.model, e.payload.station) for e in then_events(record, 1)]
+    assert issued == [("m", None), ("m", None), (None, "s03"), (None, "s03")]
 
 
 def test_a_run_counts_for_the_week_it_started_in_and_until_it_starts_for_the_week_it_was_scheduled_for() -> None:
@@ -163,19 +176,25 @@ def test_a_run_counts_for_the_week_it_started_in_and_until_it_starts_for_the_wee
     late = given_a_run(record)
     runs = Replayed(record)
     issue_correction(record, runs, NoteOnModelWeek(model="m", week=WEEK, **STAFF))  # scheduled, not started
+    issue_correction(record, runs, NoteOnStationWeek(station="s03", week=WEEK, **STAFF))
     clock.now = NOW + timedelta(days=7)  # it starts in the next week: it counts there, no longer in WEEK
     record.start_run(late, worker="w", browser_version="b", agent_version="a")
     with pytest.raises(CorrectionError, match=f"model m has no run in {WEEK}"):
         issue_correction(record, runs, LeaveModelOut(model="m", week=WEEK, **STAFF))
+    with pytest.raises(CorrectionError, match=f"station s03 has no run in {WEEK}"):
+        issue_correction(record, runs, LeaveStationOut(station="s03", week=WEEK, **STAFF))
     issue_correction(record, runs, LeaveModelOut(model="m", week="2026-W49", **STAFF))
+    issue_correction(record, runs, LeaveStationOut(station="s03", week="2026-W49", **STAFF))
 
 
-def test_a_model_with_only_a_private_test_in_the_week_has_no_run_there() -> None:
+def test_a_model_or_a_station_with_only_a_private_test_in_the_week_has_no_run_there() -> None:
     record = a_record()
     record.register_organisation(slug="acme", name="Acme", by="s")
     schedule_runs(record, [ScheduleRun.on_course(station="s01", model="own", week=WEEK, requested_by="t", org="acme")])
     with pytest.raises(CorrectionError, match=f"model own has no run in {WEEK}"):
         issue_correction(record, Replayed(record), LeaveModelOut(model="own", week=WEEK, **STAFF))
+    with pytest.raises(CorrectionError, match=f"station s01 has no run in {WEEK}"):
+        issue_correction(record, Replayed(record), LeaveStationOut(station="s01", week=WEEK, **STAFF))
 
 
 def test_a_run_of_a_private_test_takes_no_correction_and_nothing_is_recorded() -> None:
