@@ -1,4 +1,6 @@
-"""A real S3 API server (moto in server mode, on a free port) for the blob store's S3 backend."""
+"""Set-ups shared by the store's tests: the record on a StepClock and its read models, on the backend of the
+`settings` fixture (SQLite and PostgreSQL); a real S3 API server (moto in server mode, on a free port) for the blob
+store's S3 backend."""
 
 from __future__ import annotations
 
@@ -9,9 +11,27 @@ from typing import Any
 
 import pytest
 from moto.server import ThreadedMotoServer
+from record_builders import StepClock
 
 from adapters.blobs import S3BlobStore, s3_client
+from adapters.eventstore import open_record
+from adapters.readmodels import ReadModels
 from adapters.settings import Settings
+from domain.eventlog.record import Record
+
+
+@pytest.fixture
+def record(settings: Settings) -> Iterator[Record]:
+    """The record on `settings`' backend, on a StepClock (one second on each time it is read)."""
+    record = open_record(settings, clock=StepClock())
+    yield record
+    record.close()
+
+
+@pytest.fixture
+def readmodels(settings: Settings, record: Record) -> ReadModels:
+    return ReadModels(settings, record, page_size=50)
+
 
 ACCESS = {"s3_access_key_id": "canitbuy-test", "s3_secret_access_key": "canitbuy-test-secret"}
 

@@ -5,10 +5,8 @@ not started yet for the week it was scheduled for, and a private test for none."
 from __future__ import annotations
 
 import pytest
-from record_builders import COURSE, WEEK, StepClock, finished_run, into_week, write_week
+from record_builders import COURSE, WEEK, finished_run, into_week, write_week
 
-from adapters.eventstore import open_record
-from adapters.readmodels import ReadModels
 from domain.errata.corrections import CorrectionError
 from domain.eventlog.commands import (
     LeaveModelOut,
@@ -23,18 +21,6 @@ from domain.week.publishing import replay
 NEXT = "2026-W49"
 LATER = "2026-W50"
 STAFF = {"reason": "leak", "public_text": "The model saw the course.", "by": "staff@canitbuy.com"}
-
-
-@pytest.fixture
-def record(settings):
-    record = open_record(settings, clock=StepClock())
-    yield record
-    record.close()
-
-
-@pytest.fixture
-def readmodels(settings, record):
-    return ReadModels(settings, record, page_size=50)
 
 
 def test_a_model_or_a_station_without_a_run_in_the_week_is_refused_and_nothing_is_recorded(record, readmodels):

@@ -23,18 +23,6 @@ from domain.week.publishing import NotPublishedError, RunsStillOpenError, Unknow
 from domain.week.weeks import week_start
 
 
-@pytest.fixture
-def record(settings):
-    record = open_record(settings, clock=StepClock())
-    yield record
-    record.close()
-
-
-@pytest.fixture
-def readmodels(settings, record):
-    return ReadModels(settings, record, page_size=50)
-
-
 def snapshot(rm: ReadModels) -> tuple:
     weeks = [w.week for w in rm.weeks()]
     return (weeks, [rm.ranking_bytes(w) for w in weeks], [rm.matrix_bytes(w) for w in weeks],
