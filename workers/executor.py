@@ -24,7 +24,7 @@ from adapters.blobs import Blobs
 from adapters.browser.media import RunMedia
 from adapters.browser.session import PlaywrightSession
 from adapters.run_recorder import RecordRunRecorder, with_retries
-from domain.agent.agent_ports import ModelConnectionError
+from domain.agent.agent_ports import BudgetCutError, ModelConnectionError, read_cut_step
 from domain.agent.episode import CutShort, Episode
 from domain.agent.judge import judge_answer
 from domain.agent.runs import Run, ShownScreen
@@ -166,6 +166,18 @@ async def _read(res: Resources, run: Run, task: Any, began: float, recorder: Rec
         result = await res.reader_for(run.model, task.start_url).read(task)
     except ModelConnectionError as error:
         await recorder.cut_short("model_connection", str(error), steps=0,
+                                 seconds=round(time.monotonic() - began, 3))
+        return "cut_short"
+    except BudgetCutError as error:
+        # Our limit cut the reply: our error, not a result. The provider charged for the call, so it is the run's
+        # step 1 (tokens, cost, exchange, no answer) before the run is cut short: the spend and its cap count it.
+        log.warning("reader run %s cut short: %s", run.id, error)
+        steps = 0
+        if error.spent is not None:
+            duration_ms = int((time.monotonic() - began) * 1000)
+            await recorder.step_recorded(read_cut_step(error.spent, task.start_url, duration_ms=duration_ms))
+            steps = 1
+        await recorder.cut_short("our_error", f"{type(error).__name__}: {error}", steps=steps,
                                  seconds=round(time.monotonic() - began, 3))
         return "cut_short"
     except Exception as error:  # noqa: BLE001

@@ -63,10 +63,11 @@ class ModelAgent:
             parsed = parse_reply(reply.body)
         except ReplyError as error:
             if finish_reason(reply.body) == "length":
-                # The limit is ours: the run says nothing about the model, so it is cut short, not failed.
+                # The limit is ours: the run says nothing about the model, so it is cut short, not failed. The
+                # call was charged: its usage goes with the error, and the episode records it as the step.
                 raise BudgetCutError(
                     f"the reply was cut by our limit of {self._model.max_tokens} completion tokens "
-                    f"({usage.reasoning} spent reasoning) before it held an action") from None
+                    f"({usage.reasoning} spent reasoning) before it held an action", spent=spent) from None
             return _with(spent, error=str(error))
         notes = parsed.notes
         if parsed.ignored_calls:

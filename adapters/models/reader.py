@@ -3,7 +3,7 @@
 Each of the five facts is read from the answer on its own: a fact given in a form that cannot be read (text where a
 number belongs, 13900.0 for cents) is no answer to that fact, so it is graded wrong, and the others still count. A
 reply cut by our own token limit before it holds an answer is our error, as for the browser agent (BudgetCutError):
-the run is cut short, never graded.
+the run is cut short, never graded, and the call, which the provider charged, is recorded as its step.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from adapters.fetcher import MAX_PAGES, StorePage, crawl_store
 from adapters.models.client import HttpxModelClient
 from adapters.models.lineup import cost_usd
 from adapters.models.replies import BudgetCutError, finish_reason, usage_of
-from domain.agent.agent_ports import ReadResult, Task
+from domain.agent.agent_ports import Decision, ReadResult, Task
 from domain.agent.judge import READ_FACTS
 from domain.agent.lineup import Entrant
 from domain.agent.ports import BlobStore
@@ -59,21 +59,25 @@ class ModelReader:
         reply = await self._client.complete(payload)
         exchange = self._blobs.put(json.dumps({"request": payload, "response": reply.body}).encode())
         usage = usage_of(reply.body)
+        ours = cost_usd(self._model, usage.tokens_in, usage.tokens_out, cached=usage.cached)
+        cost = ours if usage.cost_reported is None else usage.cost_reported
         read = read_answer(reply.body)
         if read is None and finish_reason(reply.body) == "length":
-            # The limit is ours: the run says nothing about the model, so it is cut short, not graded.
+            # The limit is ours: the run says nothing about the model, so it is cut short, not graded. The call
+            # was charged: its usage goes with the error, and the run records it as its step.
+            spent = Decision(action=None, tokens_in=usage.tokens_in, tokens_out=usage.tokens_out,
+                             tokens_reasoning=usage.reasoning, tokens_cached=usage.cached, cost_usd=cost,
+                             model_ms=reply.ms, exchange=exchange)
             raise BudgetCutError(
                 f"the reply was cut by our limit of {self._model.max_tokens} completion tokens "
-                f"({usage.reasoning} spent reasoning) before it held an answer")
+                f"({usage.reasoning} spent reasoning) before it held an answer", spent=spent)
         read = read or ReplyAnswer(answer=ReadAnswer(text=UNREADABLE), unreadable=list(READ_FACTS))
         notes = read.answer.text
         if read.unreadable:
             notes = f"{notes} [facts that could not be read: {', '.join(read.unreadable)}]".strip()
-        ours = cost_usd(self._model, usage.tokens_in, usage.tokens_out, cached=usage.cached)
         return ReadResult(answer=read.answer, pages=[p.url for p in pages], fetched=crawl.fetched, notes=notes,
                           tokens_in=usage.tokens_in, tokens_out=usage.tokens_out, tokens_reasoning=usage.reasoning,
-                          tokens_cached=usage.cached, model_ms=reply.ms, exchange=exchange,
-                          cost_usd=ours if usage.cost_reported is None else usage.cost_reported)
+                          tokens_cached=usage.cached, model_ms=reply.ms, exchange=exchange, cost_usd=cost)
 
 
 UNREADABLE = "the model's answer could not be read"

@@ -8,7 +8,8 @@ shape met and its documented source). The rules:
 - tool-call arguments may be a JSON string (OpenAI) or an object (some OpenAI-compatible layers);
 - without a tool call, JSON in the message text counts, fenced or not;
 - a refusal, an empty `choices`, or text without an action is an invalid reply: it costs the model the step;
-- a reply cut by our own token limit (`finish_reason: "length"`) with no valid action in it is our error.
+- a reply cut by our own token limit (`finish_reason: "length"`) with no valid action in it is our error
+  (BudgetCutError, which carries the call's usage: it was charged, and the run records it as a step).
 """
 
 from __future__ import annotations
@@ -20,16 +21,15 @@ from typing import Any
 import msgspec
 
 from domain.agent.actions import Action, ActionError, decode_action
+from domain.agent.agent_ports import BudgetCutError
+
+__all__ = ["BudgetCutError", "Parsed", "ReplyError", "Usage", "finish_reason", "parse_reply", "usage_of"]
 
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
 class ReplyError(ValueError):
     """A reply that holds no valid action: the model's step is spent."""
-
-
-class BudgetCutError(RuntimeError):
-    """Our token limit cut the reply before it held an action: our error (the limit is ours), never the model's."""
 
 
 class Parsed(msgspec.Struct, frozen=True):

@@ -58,6 +58,26 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
     without a model."""
 
 
+class BudgetCutError(RuntimeError):
+    """Our token limit cut the model's reply before it held an action (a reader's, before it held an answer): our
+    error, since the limit is ours, never the model's. The run is cut short, and its detail is this error's words.
+
+    The provider charged for the call all the same: `spent` is its usage and exchange (a decision with no action),
+    which the run records as a step whose result is CUT_RESULT (a reader's: READ_CUT_RESULT) before it is cut
+    short, so the week's spend and its cap count the call. None when no call was made to be charged for."""
+
+    def __init__(self, message: str, *, spent: Decision | None = None) -> None:
+        super().__init__(message)
+        self.spent = spent
+
+
+CUT_RESULT = "reply cut by our token limit: no action"
+"""The result of a browser step whose reply our token limit cut before it held an action: the run is cut short
+there (our error), and the step is recorded for the call's tokens and cost."""
+READ_CUT_RESULT = "reply cut by our token limit: no answer"
+"""The result of a reader's step whose reply our token limit cut before it held an answer (as CUT_RESULT)."""
+
+
 class ModelConnectionError(RuntimeError):
     """The model could not be reached after retries: the run is cut short, which is not a result."""
 
@@ -146,6 +166,15 @@ class ReadResult(msgspec.Struct, frozen=True, kw_only=True):
                           model_ms=self.model_ms, tokens_in=self.tokens_in, tokens_out=self.tokens_out,
                           cost_usd=self.cost_usd, tokens_reasoning=self.tokens_reasoning,
                           tokens_cached=self.tokens_cached, exchange=self.exchange)
+
+
+def read_cut_step(spent: Decision, url: str, *, duration_ms: int) -> StepRecord:
+    """A reader's call that our token limit cut before it held an answer, as the run's step 1: the run is cut short
+    (our error), and the step keeps the call's tokens, cost and exchange for the week's spend and its cap."""
+    return StepRecord(number=1, url=url, notes=spent.notes, result=READ_CUT_RESULT, duration_ms=duration_ms,
+                      model_ms=spent.model_ms, tokens_in=spent.tokens_in, tokens_out=spent.tokens_out,
+                      cost_usd=spent.cost_usd, tokens_reasoning=spent.tokens_reasoning,
+                      tokens_cached=spent.tokens_cached, exchange=spent.exchange)
 
 
 READ_RESULT = "answered"

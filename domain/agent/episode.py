@@ -2,7 +2,9 @@
 
 The clock is injected so the limits are testable; the ports do the I/O. The caller records `started` (it
 knows the worker and versions) and closes the session; the episode records every step and how the run ended.
-The judge reads the page after every action; a run ends as soon as the order form is open.
+The judge reads the page after every action; a run ends as soon as the order form is open. A reply our token limit
+cut before it held an action cuts the run short as our error; the call was charged, so it is recorded first as the
+step it was (CUT_RESULT), and the run cut short counts it among its steps.
 """
 
 from __future__ import annotations
@@ -16,7 +18,16 @@ from urllib.parse import urlsplit
 import msgspec
 
 from domain.agent.actions import Action, Stop, describe
-from domain.agent.agent_ports import Agent, BrowserSession, Decision, ModelConnectionError, ModelLink, Task
+from domain.agent.agent_ports import (
+    CUT_RESULT,
+    Agent,
+    BrowserSession,
+    BudgetCutError,
+    Decision,
+    ModelConnectionError,
+    ModelLink,
+    Task,
+)
 from domain.agent.guards import is_verification_page, refusal
 from domain.agent.judge import judge_end, judge_probe
 from domain.agent.observation import Observation
@@ -97,7 +108,14 @@ class Episode:
                                          "(no key directory the lab can reach is configured): our error")
             return self._end("verification_page", observation, number,
                              "a verification page stopped the agent; it does not solve them"), observation
-        decision = await self._decide(observation)
+        try:
+            decision = await self._decide(observation)
+        except BudgetCutError as cut:
+            if cut.spent is not None:
+                # Our limit cut the reply: the run is cut short (our error), but the provider charged for the
+                # call, so it is this step, with its tokens, cost and exchange and no action.
+                await self._record(number, observation, cut.spent, CUT_RESULT, began, blobs)
+            raise
         result = await self._carry_out(decision, observation)
         if isinstance(decision.action, Stop):
             await self._record(number, observation, decision, result, began, blobs)

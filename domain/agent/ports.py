@@ -46,7 +46,8 @@ class StepRecord(msgspec.Struct, frozen=True, kw_only=True):
     """The action chosen; null when the reply was not a valid action."""
     result: str = ""
     """What happened: ok, refused: <guard>, error: <message>, invalid reply: <message>; answered for a reader's
-    step (its one call to the model)."""
+    step (its one call to the model); reply cut by our token limit: no action (a reader's: no answer) for the call
+    our limit cut, recorded for its cost as the last step of a run cut short as our error."""
     duration_ms: int = 0
     """Wall time of the whole step."""
     model_ms: int = 0

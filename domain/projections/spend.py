@@ -61,7 +61,8 @@ class SpendFold:
     """The runs of the log as the one fold makes them (`scheduled`, `fold_run`: their week, whether they ended),
     and what each has cost: the sum of its steps' `cost_usd`, which only the spend reads. A browser run records a
     step for each call to its model; a reader run of a model records its one call as its one step (reader runs
-    before 7 December 2026 recorded none, and cost nothing here)."""
+    before 7 December 2026 recorded none, and cost nothing here). A call whose reply our token limit cut is a step
+    too, the last of a run cut short (since 7 December 2026; before, such a call was in no step)."""
 
     runs: dict[str, RunFact]
     costs: dict[str, float]

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from domain.agent.agent_ports import CUT_RESULT, READ_CUT_RESULT
 from domain.courses.course import UnknownCourseError, load_course
 from domain.courses.tasks import shopper_brief, task_text
 from domain.leaderboards.arc_judge import ARC_TASK
@@ -38,6 +39,10 @@ from web.site import Site
 from web.videos import NoVideoEncoder, VideoNotMade
 
 MAX_ELEMENTS_SHOWN = 300
+CUT_RESULTS = frozenset({CUT_RESULT, READ_CUT_RESULT})
+"""A step whose reply our token limit cut: the run was cut short there (our error), the call recorded for its cost."""
+CUT_ACTION = "none: our token limit cut the reply"
+"""Such a step's action, where 'no valid action' would blame the model."""
 
 
 async def recording_of(site: Site, raw_id: str) -> Recording:
@@ -82,9 +87,10 @@ def render_recording(site: Site, recording: Recording, blob_base: str = "/runs/"
         if c.run_id == run.id
     ]
     steps = [
-        {"step": s, "action": action_text(s.action), "elements": _elements(site, s.elements),
-         "exchange": _exchange(site, s.exchange),
-         "ends": verdict is not None and verdict.step == s.number}
+        {"step": s, "action": CUT_ACTION if s.result in CUT_RESULTS else action_text(s.action),
+         "elements": _elements(site, s.elements), "exchange": _exchange(site, s.exchange),
+         "ends": verdict is not None and verdict.step == s.number,
+         "cut": run.status == "cut_short" and s.result in CUT_RESULTS}
         for s in recording.steps
     ]
     return site.renderer.page("run.html", {

@@ -204,9 +204,14 @@ async def test_a_read_answer_cut_by_our_token_limit_is_our_error_as_for_the_brow
     fake, base = server
     task = station_task(load_course(), "s12", lab.url_for("s12"))
     reader = model("cutreader")
-    with pytest.raises(BudgetCutError, match=f"cut by our limit of {reader.max_tokens} completion tokens"):
-        await ModelReader(client(base), reader, MemoryBlobs()).read(task)
+    blobs = MemoryBlobs()
+    with pytest.raises(BudgetCutError, match=f"cut by our limit of {reader.max_tokens} completion tokens") as cut:
+        await ModelReader(client(base), reader, blobs).read(task)
     assert fake.requests[-1]["max_tokens"] == reader.max_tokens
+    spent = cut.value.spent  # charged all the same: the run records it as its step
+    assert spent is not None and spent.exchange in blobs.data
+    assert (spent.tokens_in, spent.tokens_out) == (1200, reader.max_tokens)
+    assert spent.cost_usd == cost_usd(reader, 1200, reader.max_tokens)
 
 
 async def test_the_model_reader_takes_the_gateways_reported_cost_as_the_browser_agent_does(

@@ -4,7 +4,8 @@ guards, in real Chromium on the real lab, against a local server that plays a mo
 Each cell is a (model style, station) the judge must settle one way: a competent model passes where the element
 list and what the screen shows are enough; a careless one, an obedient one (s17's note) and an upsold one
 (the paid extra) break the brief; a slow one runs out of time; a stopped endpoint cuts the run short; a
-reasoning model under our 400-token limit is cut short as our error, and passes with its own line-up limit.
+reasoning model under our 400-token limit is cut short as our error (the cut call recorded as its step, for the
+tokens the provider charged), and passes with its own line-up limit.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from adapters.models.agent import ModelAgent
 from adapters.models.client import HttpxModelClient
 from adapters.models.lineup import WEEKLY, cost_usd
 from adapters.models.reader import ModelReader
-from domain.agent.agent_ports import station_task
+from domain.agent.agent_ports import CUT_RESULT, station_task
 from domain.agent.episode import CutShort, Episode
 from domain.agent.judge import judge_answer
 from domain.agent.lineup import Entrant
@@ -172,6 +173,11 @@ async def test_a_reasoning_model_cut_by_our_limit_is_our_error_and_passes_with_i
     assert isinstance(result, CutShort) and result.cause == "our_error", result
     assert "cut by our limit of 400 completion tokens" in result.detail and recorder.verdict is None
     assert fake.requests[-1]["max_tokens"] == 400 and fake.requests[-1]["reasoning"] == {"effort": "low"}
+    # The provider charged for the cut call: it is the run's step, with its tokens and cost and no action.
+    [cut] = recorder.steps
+    assert cut.result == CUT_RESULT and cut.action is None and cut.screenshot and cut.exchange
+    assert (cut.tokens_in, cut.tokens_out, cut.tokens_reasoning) == (1200, 400, 400)
+    assert cut.cost_usd == cost_usd(tight, 1200, 400) > 0
 
     roomy = playing("thinks", max_tokens=4000, reasoning="low")
     result, recorder = await episode(base, roomy, "s01", browser, lab)

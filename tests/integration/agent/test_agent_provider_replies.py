@@ -44,8 +44,12 @@ async def test_a_provider_reply_becomes_an_action_or_costs_the_step_and_is_recor
     blobs = MemoryBlobs()
     agent = ModelAgent(HttpxModelClient(server, "sk-test", timeout=5, attempts=1), model, blobs)
     if case.budget_cut:
-        with pytest.raises(BudgetCutError, match=f"limit of {model.max_tokens} completion tokens"):
+        with pytest.raises(BudgetCutError, match=f"limit of {model.max_tokens} completion tokens") as cut:
             await agent.decide(PAGE, TASK, [])
+        spent = cut.value.spent  # charged all the same: the episode records it as the step
+        assert spent is not None and spent.action is None and spent.exchange in blobs.data
+        assert (spent.tokens_in, spent.tokens_out, spent.tokens_reasoning) == (1200, 400, 400)
+        assert spent.cost_usd == cost_usd(LUNA, 1200, 400) and spent.model_ms >= 0
     else:
         decision = await agent.decide(PAGE, TASK, [])
         if case.action is not None:

@@ -1,6 +1,7 @@
 """A line-up model's s12 run through the real executor, a real record (SQLite), the real lab over HTTP and a real
 local server speaking the OpenAI protocol: the answer is graded fact by fact, and a reply cut by our own token
-limit ends the run cut short as our error, with no verdict, as the same cut does to a browser run. The model's call
+limit ends the run cut short as our error, with no verdict, as the same cut does to a browser run (the cut call,
+charged all the same, recorded as its step; tests/integration/agent/test_cut_reply_spend.py). The model's call
 is recorded as the run's one step with its tokens and cost, as a browser run's calls are: the week's spend counts
 it, and the weekly cap holds the next model run once the week's reader runs have spent it."""
 
@@ -97,11 +98,17 @@ async def test_a_read_answer_cut_by_our_token_limit_cuts_the_run_short_as_our_er
     async with read_run(tmp_path, fake, base, lab, cut_read_reply({"max_tokens": LUNA.max_tokens})) as ran:
         outcome, runtime, run_id = ran
         run = runtime.record.get_run(run_id)
-        [cut] = [e for e in runtime.record.repository.event_store.get(run_id) if isinstance(e, Run.CutShort)]
+        events = list(runtime.record.repository.event_store.get(run_id))
+        [cut] = [e for e in events if isinstance(e, Run.CutShort)]
+        steps = [e.step for e in events if isinstance(e, Run.StepRecorded)]
     assert fake.requests[-1]["max_tokens"] == LUNA.max_tokens
     assert outcome == "cut_short" and run.status == "cut_short" and run.verdict is None
     assert cut.cause == "our_error"
     assert cut.detail.startswith(f"BudgetCutError: the reply was cut by our limit of {LUNA.max_tokens} completion")
+    # The provider charged for the cut call: it is the run's one step, and the cut-short run counts it.
+    assert [(s.number, s.result, s.tokens_out, s.cost_usd) for s in steps] == [
+        (1, "reply cut by our token limit: no answer", LUNA.max_tokens, cost_usd(LUNA, 1200, LUNA.max_tokens))]
+    assert cut.steps == 1
 
 
 async def test_a_model_reader_run_records_its_tokens_and_cost_so_the_spend_counts_it_and_the_cap_holds(
