@@ -78,7 +78,7 @@ def _file(name: str, data: bytes) -> DatasetFile:
 
 def dataset_files(dataset: WeekDataset) -> list[DatasetFile]:
     """Every file of the release, SHA256SUMS last; names sorted within it (as `sha256sum` lists them)."""
-    files, columns = [], tables(dataset.count_by)
+    files, columns = [], tables(dataset.count_by, dataset.dataset_format)
     for name in FILES:
         data = table(columns[name], dataset.tables[name])
         files += [_file(f"{name}.parquet", parquet_bytes(data)), _file(f"{name}.csv", csv_bytes(data))]

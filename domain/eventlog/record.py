@@ -247,13 +247,13 @@ class Record(Application[UUID]):
 
     def record_publication(
         self, *, week: str, position: int, ranking_sha256: str, matrix_sha256: str, course_version: str,
-        by: str, documents_format: int, events_sha256: str | None = None,
+        by: str, documents_format: int, events_sha256: str | None = None, dataset_format: int = 1,
     ) -> None:
         record = self.week_record(week) or Week.open(week=week, at=self.clock())
         record.publish(
             position=position, ranking_sha256=ranking_sha256, matrix_sha256=matrix_sha256,
             course_version=course_version, by=by, at=self.clock(), documents_format=documents_format,
-            events_sha256=events_sha256,
+            events_sha256=events_sha256, dataset_format=dataset_format,
         )
         self.save(record)
 

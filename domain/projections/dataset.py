@@ -47,6 +47,9 @@ class WeekDataset(msgspec.Struct, frozen=True, kw_only=True):
     count_by: CountBy
     """How the publication counted (documents.counting_rule of its format): the card's rules and query, and the
     meaning of end_position, say the same."""
+    dataset_format: int
+    """The wording the publication recorded (domain/projections/dataset_tables.py: DATASET_FORMAT): the card's
+    known limits and the meaning of cost_usd say what it said, so a release's bytes never change."""
 
 
 class _Reading:
@@ -107,7 +110,7 @@ def week_dataset(read_log: LogReader, week: str, page: int = 2000) -> WeekDatase
     return WeekDataset(
         week=week, publication=publication, publication_number=number + 1, release=release,
         course_version=course.version, citation=citation(at_publication), tables=tables,
-        count_by=counting_rule(publication.documents_format),
+        count_by=counting_rule(publication.documents_format), dataset_format=publication.dataset_format,
     )
 
 

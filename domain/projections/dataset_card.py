@@ -80,6 +80,14 @@ _CUTOFF: dict[CountBy, str] = {
     "start": "- The results cut-off (2026-10-22 09:00 UTC) leaves out runs started earlier: the SQL repeats it.",
     "end": "- The results cut-off (2026-10-22 09:00 UTC) leaves out earlier runs: the SQL repeats it.",
 }
+_COSTS = (
+    "- cost_usd is the provider's list price at the time of the run, summed as floating point.",
+    "- cost_usd is, for each call to the model, the cost the gateway reported or, where it reported none, our "
+    "estimate from the per-model prices /agent lists (our assumption, not a quoted list price), summed as floating "
+    "point.",
+)
+"""What cost_usd is, as the card says it in dataset format 1 (word for word as those cards were; it meant what
+format 2 says) and from format 2 on."""
 
 
 def ranking_sql(count_by: CountBy) -> str:
@@ -121,7 +129,7 @@ def card(dataset: WeekDataset) -> str:
         "```",
         "",
     ]
-    columns = tables(dataset.count_by)
+    columns = tables(dataset.count_by, dataset.dataset_format)
     for name in FILES:
         lines += _table(name, columns[name])
     lines += [
@@ -131,7 +139,7 @@ def card(dataset: WeekDataset) -> str:
         "- Runs that finished after the publication are not in this release; a later publication makes a new one.",
         "- Screenshots, element lists and model exchanges are named by sha256, not included: fetch them from the "
         "site's blob store.",
-        "- cost_usd is the provider's list price at the time of the run, summed as floating point.",
+        _COSTS[0 if dataset.dataset_format < 2 else 1],
         _CUTOFF[dataset.count_by],
         "",
     ]

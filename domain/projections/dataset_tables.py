@@ -50,7 +50,9 @@ RUN_COLUMNS: tuple[Column, ...] = (
     _c("seconds", "float64", "Wall time of the run in seconds (milliseconds precision)."),
     _c("tokens_in", "int64", "Prompt tokens over all steps (0 for built-in agents)."),
     _c("tokens_out", "int64", "Reply tokens over all steps."),
-    _c("cost_usd", "float64", "The model provider's cost over all steps, in US dollars."),
+    _c("cost_usd", "float64", "The cost of the run's calls to the model over all steps, in US dollars (0 for "
+       "built-in agents): each call's cost as the gateway reported it or, where it reported none, our estimate "
+       "from the per-model prices /agent lists (our assumption, not a quoted price)."),
     _c("agent_release", "int64", "Our agent's release the run used (see /agent); 0 for runs before releases.",
        True),
     _c("agent_version", "string", "Our agent's version string as the worker reported it.", True),
@@ -84,7 +86,9 @@ STEP_COLUMNS: tuple[Column, ...] = (
     _c("model_ms", "int64", "Time spent waiting for the model in milliseconds."),
     _c("tokens_in", "int64", "Prompt tokens of the step."),
     _c("tokens_out", "int64", "Reply tokens of the step."),
-    _c("cost_usd", "float64", "The step's cost in US dollars."),
+    _c("cost_usd", "float64", "The cost of the step's call to the model, in US dollars (0 for built-in agents): "
+       "as the gateway reported it or, where it reported none, our estimate from the per-model prices /agent lists "
+       "(our assumption, not a quoted price); the step's exchange shows which (its response's usage.cost)."),
     _c("screenshot_sha256", "string", "The screenshot (JPEG) in the blob store, at /blobs/<sha256>.", True),
     _c("elements_sha256", "string", "The element list (JSON) the agent saw.", True),
     _c("exchange_sha256", "string", "The model exchange (prompt, tool schema, raw reply) as JSON.", True),
@@ -146,19 +150,35 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "runs": RUN_COLUMNS, "steps": STEP_COLUMNS, "verdicts": VERDICT_COLUMNS,
     "corrections": CORRECTION_COLUMNS, "stations": STATION_COLUMNS,
 }
-"""Table name to its columns, in the order the card lists them: of a week published in the current documents
-format, which counts by the start (`tables`)."""
+"""Table name to its columns, in the order the card lists them: of a week published now, in the current documents
+format (which counts by the start) and the current dataset wording (`tables`)."""
 
-_BY_END = {"end_position": "Log position of its Run.Finished or Run.CutShort event: breaks ties between runs "
-                           "ending at the same instant."}
+DATASET_FORMAT = 2
+"""The wording of the open dataset that a publication made now records (Week.Published's dataset_format), so the
+card and the column meanings of its releases follow what was published, never the clock: 1 (publications made
+before it was recorded) called cost_usd the provider's (list) price; 2 says what it is, the gateway's reported cost
+or our estimate from the prices /agent lists (docs/dataset.md)."""
+
+_BY_END = {"runs": {"end_position": "Log position of its Run.Finished or Run.CutShort event: breaks ties between "
+                                    "runs ending at the same instant."}}
 """The meanings a week published in documents formats 1 to 3 (counting by the end) gives, as its files always did."""
 
+_AS_LIST_PRICE = {
+    "runs": {"cost_usd": "The model provider's cost over all steps, in US dollars."},
+    "steps": {"cost_usd": "The step's cost in US dollars."},
+}
+"""The meanings a week published in dataset format 1 gives, as its files always did (they meant what format 2
+says)."""
 
-def tables(count_by: CountBy) -> dict[str, tuple[Column, ...]]:
-    """The tables of a week published under `count_by`; their columns differ in meaning only."""
-    if count_by == COUNT_BY_START:
+
+def tables(count_by: CountBy, dataset_format: int) -> dict[str, tuple[Column, ...]]:
+    """The tables of a week published under `count_by` and in `dataset_format`; their columns differ in meaning
+    only."""
+    older = ([_BY_END] if count_by != COUNT_BY_START else []) + ([_AS_LIST_PRICE] if dataset_format < 2 else [])
+    if not older:
         return TABLES
-    return {name: tuple(msgspec.structs.replace(c, doc=_BY_END.get(c.name, c.doc)) if name == "runs" else c
+    docs = {name: {k: v for meanings in older for k, v in meanings.get(name, {}).items()} for name in TABLES}
+    return {name: tuple(msgspec.structs.replace(c, doc=docs[name][c.name]) if c.name in docs[name] else c
                         for c in columns)
             for name, columns in TABLES.items()}
 

@@ -199,7 +199,7 @@ class LogState:
             week=self.week_ids[e.originator_id], position=p.position, ranking_sha256=p.ranking_sha256,
             matrix_sha256=p.matrix_sha256, course_version=p.course_version, by=p.by, at=p.timestamp,
             event_position=e.position, provisional=p.provisional,
-            documents_format=p.documents_format, events_sha256=p.events_sha256,
+            documents_format=p.documents_format, events_sha256=p.events_sha256, dataset_format=p.dataset_format,
         ))
         return NONE
 

@@ -41,6 +41,9 @@ class Publication(msgspec.Struct, frozen=True, kw_only=True):
     events_sha256: str | None = None
     """sha256 of the events the documents were computed from (domain/week/audit.py: `events_sha256`); None on
     publications made before it was recorded."""
+    dataset_format: int = 1
+    """The wording of the week's open dataset, its card and column meanings (domain/projections/dataset_tables.py:
+    DATASET_FORMAT): 1 on publications made before it was recorded."""
 
 
 class PublicationError(Exception):
@@ -83,6 +86,11 @@ class Week(Aggregate):
         event lines of the publication's audit file (docs/audit-format.md), so a file can be checked against the
         publication and not only against itself. None on publications made before it was recorded (their events
         are not anchored)."""
+        dataset_format: int = 1
+        """The wording of the week's open dataset, its card and column meanings (docs/dataset.md), so every release
+        of the week says what its publication said: 1 on publications made before it was recorded (their cards
+        call cost_usd the provider's list price), 2 since (the gateway's reported cost, or our estimate from the
+        prices /agent lists). It is in no audit file: a Week.Published event changes no week's documents."""
 
         def apply(self, aggregate: Week) -> None:
             aggregate.publications.append(
@@ -91,6 +99,7 @@ class Week(Aggregate):
                     matrix_sha256=self.matrix_sha256, course_version=self.course_version, by=self.by,
                     at=self.timestamp, provisional=self.provisional,
                     documents_format=self.documents_format, events_sha256=self.events_sha256,
+                    dataset_format=self.dataset_format,
                 )
             )
 
@@ -109,7 +118,7 @@ class Week(Aggregate):
 
     def publish(
         self, *, position: int, ranking_sha256: str, matrix_sha256: str, course_version: str, by: str,
-        at: datetime, documents_format: int = 1, events_sha256: str | None = None,
+        at: datetime, documents_format: int = 1, events_sha256: str | None = None, dataset_format: int = 1,
     ) -> None:
         """Record a publication; made before the week is over (by `at`), it is provisional."""
         provisional = not is_over(self.week, at)
@@ -125,5 +134,5 @@ class Week(Aggregate):
         self.trigger_event(
             self.Published, timestamp=at, position=position, ranking_sha256=ranking_sha256,
             matrix_sha256=matrix_sha256, course_version=course_version, by=by, provisional=provisional,
-            documents_format=documents_format, events_sha256=events_sha256,
+            documents_format=documents_format, events_sha256=events_sha256, dataset_format=dataset_format,
         )

@@ -1,11 +1,12 @@
 """Publishing a week, and replaying the log to recompute what was published.
 
-A publication records the log position its documents were computed at, their sha256 and the sha256 of the events
-they were computed from (the event lines of the week's audit file). "As published" is the standing publication's
-bytes (the first made once the week was over; while the week is in progress, the newest provisional one), which
-replaying the log up to that position gives again; "as corrected" is what the log says now. A week's final
-publication waits until every run that started in it is over, so that nothing but a correction changes it
-afterwards.
+A publication records the log position its documents were computed at, their sha256, the sha256 of the events
+they were computed from (the event lines of the week's audit file) and the wording of the week's open dataset
+(dataset_tables.DATASET_FORMAT), so that every release of the week says what its publication said. "As published"
+is the standing publication's bytes (the first made once the week was over; while the week is in progress, the
+newest provisional one), which replaying the log up to that position gives again; "as corrected" is what the log
+says now. A week's final publication waits until every run that started in it is over, so that nothing but a
+correction changes it afterwards.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from domain.eventlog.commands import PublishWeek
 from domain.eventlog.record import Record
 from domain.eventlog.schema import Envelope
 from domain.projections.canonical import sha256_hex
+from domain.projections.dataset_tables import DATASET_FORMAT
 from domain.projections.documents import WeekDocuments, week_documents
 from domain.projections.facts import PublicationFact
 from domain.projections.fold import SKIMMED, LogState
@@ -82,7 +84,7 @@ def publish_week(record: Record, readmodels: WeekDocumentStore, command: Publish
     record.record_publication(
         week=week, position=docs.position, ranking_sha256=ranking_sha, matrix_sha256=matrix_sha,
         course_version=docs.course_version, by=by, documents_format=docs.documents_format,
-        events_sha256=events_sha,
+        events_sha256=events_sha, dataset_format=DATASET_FORMAT,
     )
     readmodels.catch_up()  # so the read models list the publication at once
     published = record.week_record(week)
