@@ -113,7 +113,7 @@ async def test_a_reply_cut_by_our_token_limit_is_recorded_with_its_cost_the_spen
     assert held == f"skipped: weekly spending cap reached (${cost:.2f} of ${cost:.2f})"
     assert waiting == "scheduled"
     # The run page says where and why it was cut, and what the cut call cost.
-    assert "Cut short: not a result" in page and "1 steps" in page
+    assert "Cut short: not a result" in page and "<dd>1 step in " in page
     assert f"{PROMPT + LUNA.max_tokens} tokens · ${cost:.4f}" in page
     assert f"Result:</strong> reply cut by our token limit: no {held_back}" in page
     assert "The run was cut short here: our token limit cut the reply" in page
