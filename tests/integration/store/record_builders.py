@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
+import shutil
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +29,15 @@ class StepClock:
     def __call__(self) -> datetime:
         self.now += timedelta(seconds=1)
         return self.now
+
+
+def unpacked_store(fixture: Path, data: Path) -> Settings:
+    """A fixture's gzipped SQLite store (`fixture`/canitbuy.sqlite3.gz) unpacked into a new data folder `data`, as
+    the code of its day left it."""
+    data.mkdir()
+    with gzip.open(fixture / "canitbuy.sqlite3.gz") as packed, (data / "canitbuy.sqlite3").open("wb") as out:
+        shutil.copyfileobj(packed, out)
+    return Settings(data_dir=data)
 
 
 def point_the_cli_at(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:

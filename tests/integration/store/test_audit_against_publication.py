@@ -9,14 +9,12 @@ genuine export verifies. The command runs as a user runs it, in a subprocess.
 
 from __future__ import annotations
 
-import gzip
 import json
-import shutil
 from pathlib import Path
 
 import msgspec
 import pytest
-from record_builders import WEEK, StepClock, into_week, point_the_cli_at
+from record_builders import WEEK, StepClock, into_week, point_the_cli_at, unpacked_store
 
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
@@ -285,11 +283,7 @@ def test_published_values_that_cannot_be_read_are_one_line(exported, tmp_path):
 @pytest.fixture
 def format_1_store(tmp_path: Path) -> Settings:
     """The store of 1 December 2026 (tests/fixtures/format-1), published before publications recorded events."""
-    data = tmp_path / "old"
-    data.mkdir()
-    with gzip.open(FORMAT_1 / "canitbuy.sqlite3.gz") as packed, (data / "canitbuy.sqlite3").open("wb") as out:
-        shutil.copyfileobj(packed, out)
-    return Settings(data_dir=data)
+    return unpacked_store(FORMAT_1, tmp_path / "old")
 
 
 def test_a_publication_from_before_events_were_recorded_verifies_with_its_events_not_anchored(format_1_store, tmp_path):

@@ -9,9 +9,7 @@ recorded: a week published in documents format 4 whose card called cost_usd the 
 
 from __future__ import annotations
 
-import gzip
 import json
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from uuid import UUID
@@ -20,7 +18,7 @@ import pyarrow
 import pyarrow.parquet as pq
 import pytest
 from audit_files import verify
-from record_builders import WEEK, StepClock, finished_run, point_the_cli_at, write_week
+from record_builders import WEEK, StepClock, finished_run, point_the_cli_at, unpacked_store, write_week
 
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
@@ -82,11 +80,7 @@ def audit_verifies(settings: Settings, tmp_path: Path, numbers: range) -> None:
 @pytest.fixture
 def old_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
     """The fixture's event store, as the code before the wording left it; the CLI pointed at it."""
-    data = tmp_path / "var"
-    data.mkdir()
-    with gzip.open(FIXTURES / "canitbuy.sqlite3.gz") as packed, (data / "canitbuy.sqlite3").open("wb") as out:
-        shutil.copyfileobj(packed, out)
-    settings = Settings(data_dir=data)
+    settings = unpacked_store(FIXTURES, tmp_path / "var")
     point_the_cli_at(settings, monkeypatch)
     return settings
 

@@ -8,13 +8,12 @@ Matrix carried its stage order (tests/fixtures/format-2/generate.py says how).
 
 from __future__ import annotations
 
-import gzip
 import json
-import shutil
 from pathlib import Path
 from uuid import UUID
 
 import pytest
+from record_builders import point_the_cli_at, unpacked_store
 
 from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
@@ -32,13 +31,9 @@ WEEK = "2026-W48"
 
 @pytest.fixture
 def old_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    data = tmp_path / "var"
-    data.mkdir()
-    with gzip.open(FIXTURES / "canitbuy.sqlite3.gz") as packed, (data / "canitbuy.sqlite3").open("wb") as out:
-        shutil.copyfileobj(packed, out)
-    monkeypatch.setenv("CANITBUY_DATA_DIR", str(data))
-    monkeypatch.delenv("CANITBUY_DATABASE_URL", raising=False)
-    return Settings(data_dir=data)
+    settings = unpacked_store(FIXTURES, tmp_path / "var")
+    point_the_cli_at(settings, monkeypatch)
+    return settings
 
 
 def header() -> dict:
