@@ -163,3 +163,11 @@ def test_the_method_page_keeps_the_released_words_and_labels_what_came_after(sit
         assert released in text, released
     assert "<strong>Since this method was released</strong> (not part of its text)" in text
     assert "the newest run is the one that started last" in text
+
+
+def test_the_run_pages_verdict_says_each_thing_once(site) -> None:
+    runs = site.week.runs
+    passed = site.client.get(f"/runs/{runs[('model-alpha', 's01')]}").text
+    assert "<strong>Passed</strong>, at the stage" in passed and "Passed</strong>: passed" not in passed
+    stopped = site.client.get(f"/runs/{runs[('model-beta', 's05')]}").text
+    assert "<strong>Not passed</strong>: stopped, at the stage" in stopped
