@@ -16,6 +16,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from domain.agent.verdicts import Outcome
+from domain.errata.corrections import CorrectionError, check_model_ran, check_station_ran
 from domain.eventlog.record import UnknownRunError
 from domain.week.weeks import WeekError, parse_week
 from web.errors import NotFound
@@ -84,6 +85,15 @@ def form_of_one_kind(site: Site, given: dict[str, str]) -> FormOfOneKind:
     what = fields["model"] if target == "model_week" else fields.get("station", "").upper()
     if not what:
         raise NotFound("Name the model or the station to correct.")
+    # The form opens only for what issuing it would accept: a model or station with a run that counts that week.
+    data = data_of(site)
+    try:
+        if target == "model_week":
+            check_model_ran(fields["model"], fields["week"], data.models_with_runs(fields["week"]))
+        else:
+            check_station_ran(fields["station"].lower(), fields["week"], data.stations_with_runs(fields["week"]))
+    except CorrectionError as error:
+        raise NotFound(str(error)) from None
     return FormOfOneKind(fields, f"{what} in {fields['week']}", None)
 
 

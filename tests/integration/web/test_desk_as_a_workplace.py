@@ -73,6 +73,19 @@ def test_the_form_shows_only_the_chosen_kinds_fields_filled_in_from_where_it_was
     sign_out(site.client)
 
 
+def test_the_form_opens_only_for_a_model_or_station_that_ran_that_week(site) -> None:
+    sign_in(site.client, *STAFF)
+    week = site.week.week
+    nobody = site.client.get(f"/staff/corrections/new?target=model_week&week={week}&model=model-zeta")
+    assert nobody.status_code == 404
+    assert f"model model-zeta has no run in {week}" in nobody.text and 'name="change"' not in nobody.text
+    no_station = site.client.get(f"/staff/corrections/new?target=station_week&week={week}&station=s99")
+    assert no_station.status_code == 404 and f"station s99 has no run in {week}" in no_station.text
+    upper = site.client.get(f"/staff/corrections/new?target=station_week&week={week}&station=S09")
+    assert upper.status_code == 200 and "S09 in" in upper.text
+    sign_out(site.client)
+
+
 def test_a_correction_from_a_cell_is_previewed_then_lands_on_its_public_log_entry(site) -> None:
     sign_in(site.client, *STAFF)
     run = site.week.runs[("model-alpha", "s07")]
