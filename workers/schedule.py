@@ -1,5 +1,6 @@
 """The schedule: the weekly line-up Monday 06:00 UTC (and the flagship line-up beside it on the first Monday of a
-month), the same Monday from 14:00 UTC a repeat of every run of the line-up that was cut short, and the week's
+month), the same Monday afternoon (from 14:00 UTC until Monday ends) a repeat of every run of the line-up that was
+cut short, and on no other day (a cut-short run the afternoon did not repeat leaves its cell empty), and the week's
 publication once the week is over (Sunday has ended) and every run that started in it has ended. Before the line-up
 each model is checked through the gateway; one the check could not reach is checked again at 14:00 UTC and, if it
 answers then, its line-up runs are scheduled then; still unreachable, it gets no place that week. A week is
@@ -10,7 +11,8 @@ change the week before.
 and not yet done; `now` comes from the runtime's clock (the record's), which the tests move. arq's cron calls it
 every few minutes (and at worker start), `canitbuy week schedule` calls it for the embedded default, so a
 schedule missed during downtime is caught up at the next call and never doubled (run ids are deterministic,
-publications are checked first).
+publications are checked first): the line-up and the second model check at any later call of the week, the repeats
+only while Monday afternoon lasts.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
@@ -33,6 +35,10 @@ from workers.plan import Repeats, schedule_course, schedule_repeats
 from workers.resources import resources_of
 
 log = logging.getLogger("canitbuy.schedule")
+
+REPEAT_UNTIL = timedelta(days=1)
+"""After Monday 00:00 UTC: the end of the repeats' window, Monday's end. The method repeats a cut-short run "on Monday
+afternoon", so the schedule repeats from REPEAT_AT until then and not later in the week."""
 
 LOOKBACK_WEEKS = 4
 """How far back an unpublished week is still published after downtime."""
@@ -72,7 +78,7 @@ def catch_up(
         serving = [m for m in models if m not in done.unavailable]
         done.lineup = schedule_course(runtime, week, serving, repeats=repeats, requested_by="scheduler")
     ledger.refresh()
-    if since_monday >= REPEAT_AT:
+    if REPEAT_AT <= since_monday < REPEAT_UNTIL:
         done.repeats = schedule_repeats(runtime, ledger, week, requested_by="scheduler")
         ledger.refresh()
     if publish is None:
