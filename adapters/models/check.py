@@ -4,8 +4,12 @@ The request is a real step (the real prompt, tool schema, token limit and reason
 two links; a model passes when the reply holds a valid action. The result names the model id the gateway says it
 resolved, the time the call took and what it cost. A model is unavailable only when the connection to it failed
 (refused, no answer in time, a 5xx or 429 after the client's retries): that is seen before the line-up starts, not
-as one cut-short run per station. A reply that arrives is the model's answer: one without a valid action is
-flagged, yet the model stays available and answers for its replies at the stations.
+as one cut-short run per station. A gateway that refuses our request (an HTTP 4xx: a bad key, no credits, a wrong
+route) is our configuration's problem: the model is not asked, so it is not scheduled either (each of its runs
+would be cut short as our error at its first call) and is asked again at the Monday-afternoon check, but the check
+says it is ours (`gateway_refused`), and the pages say so, never that the model could not be reached. A reply that
+arrives is the model's answer: one without a valid action is flagged, yet the model stays available and answers
+for its replies at the stations.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from adapters.models.client import HttpxModelClient
 from adapters.models.lineup import cost_usd, entrant
 from adapters.models.prompt import messages
 from adapters.models.replies import ReplyError, parse_reply, usage_of
-from domain.agent.agent_ports import ModelConnectionError, Task
+from domain.agent.agent_ports import GatewayRefusalError, ModelConnectionError, Task
 from domain.agent.lineup import Entrant, ModelCheckResult
 from domain.agent.observation import Element, Observation
 
@@ -45,6 +49,8 @@ class ModelCheck(msgspec.Struct, frozen=True, kw_only=True):
     cost_usd: float = 0.0
     problem: str = ""
     """What went wrong, in a few words: why it is not available, or that its reply held no valid action."""
+    gateway_refused: bool = False
+    """The gateway refused our request (HTTP 4xx): our configuration's problem, not the model's (not available)."""
 
     @property
     def passed(self) -> bool:
@@ -58,6 +64,10 @@ async def check_model(client: HttpxModelClient, entrant: Entrant) -> ModelCheck:
         reply = await client.complete(payload)
     except ModelConnectionError as error:
         return ModelCheck(model=entrant.model, route=entrant.route, available=False,
+                          ms=int((time.monotonic() - began) * 1000), problem=str(error))
+    except GatewayRefusalError as error:
+        # Our key, credits or route: the model was not asked, so it is not run, and the fault is ours, not its.
+        return ModelCheck(model=entrant.model, route=entrant.route, available=False, gateway_refused=True,
                           ms=int((time.monotonic() - began) * 1000), problem=str(error))
     usage = usage_of(reply.body)
     spent = usage.cost_reported if usage.cost_reported is not None else cost_usd(
@@ -80,7 +90,10 @@ async def check_lineup(client: HttpxModelClient, entrants: list[Entrant]) -> lis
 def report_lines(checks: list[ModelCheck]) -> list[str]:
     lines = []
     for c in checks:
-        if not c.available:
+        if c.gateway_refused:
+            state = (f"REFUSED OUR REQUEST ({c.problem.removeprefix('the gateway refused our request: ')}: our "
+                     "configuration, the key, credits or route, not the model; the scheduler does not run it)")
+        elif not c.available:
             state = f"NOT AVAILABLE ({c.problem})"
         else:
             why = c.problem.removeprefix("unusable reply: ")
@@ -92,7 +105,7 @@ def report_lines(checks: list[ModelCheck]) -> list[str]:
 
 def as_result(check: ModelCheck) -> ModelCheckResult:
     return ModelCheckResult(model=check.model, available=check.available, resolved=check.resolved, ms=check.ms,
-                            cost_usd=check.cost_usd, problem=check.problem)
+                            cost_usd=check.cost_usd, problem=check.problem, gateway_refused=check.gateway_refused)
 
 
 def gateway_check(settings: Any, *, timeout: float = 60.0, attempts: int = 2,

@@ -1,10 +1,11 @@
 """HttpxModelClient: an OpenAI-compatible chat-completions client with time-outs and polite retries.
 
 429 and 5xx answers and broken connections are retried with back-off (Retry-After honoured up to a bound);
-when every attempt fails the model cannot be reached, and the run is cut short (not a result). A caller may pass
-a `CallState` to see, while the call is in flight, whether it has met a failure yet: the run's clock can run out
-mid-call, and then that decides whose time it was (see `domain.agent.agent_ports.ModelLink`). The client is shared by
-a process's runs, so the state is the caller's, one per call.
+when every attempt fails the model cannot be reached, and the run is cut short (not a result). Any other 4xx is
+the gateway refusing our request (our key, credits or route: `GatewayRefusalError`), our error, not retried.
+A caller may pass a `CallState` to see, while the call is in flight, whether it has met a failure yet: the run's
+clock can run out mid-call, and then that decides whose time it was (see `domain.agent.agent_ports.ModelLink`). The
+client is shared by a process's runs, so the state is the caller's, one per call.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 import httpx
 
 from adapters.models.throttle import ProviderGate
-from domain.agent.agent_ports import ModelConnectionError
+from domain.agent.agent_ports import GatewayRefusalError, ModelConnectionError
 
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
 
@@ -81,7 +82,10 @@ class HttpxModelClient:
                     await self.gate.saturated(route, retry_after)
                 await self._pause(attempt, retry_after)
                 continue
-            if response.status_code >= 400:
+            if 400 <= response.status_code < 500:
+                # A 4xx that is not retried (a bad key, no credits, a wrong route): our configuration's error.
+                raise GatewayRefusalError(response.status_code)
+            if response.status_code >= 500:
                 raise ModelConnectionError(f"the model endpoint refused the request: HTTP {response.status_code}")
             try:
                 body = response.json()

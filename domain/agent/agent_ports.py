@@ -82,6 +82,18 @@ class ModelConnectionError(RuntimeError):
     """The model could not be reached after retries: the run is cut short, which is not a result."""
 
 
+class GatewayRefusalError(RuntimeError):
+    """The gateway refused our request with an HTTP 4xx it is not retried for (401 a bad key, 402 no credits, 403,
+    404 a wrong route, 400 a request it will not take): our configuration's error, neither the model's nor the
+    connection's. The run is cut short as our error with these words (never `model_connection`), and the model
+    check reports it as ours, not the model as unavailable. Not a ModelConnectionError, so nothing that handles a
+    failed connection takes it for one."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"the gateway refused our request: HTTP {status}")
+        self.status = status
+
+
 @runtime_checkable
 class ModelLink(Protocol):
     """An agent that calls a model over the network says whether the call in flight is failing.

@@ -24,6 +24,7 @@ from domain.agent.agent_ports import (
     BrowserSession,
     BudgetCutError,
     Decision,
+    GatewayRefusalError,
     ModelConnectionError,
     ModelLink,
     Task,
@@ -78,6 +79,8 @@ class Episode:
             return await self._loop()
         except ModelConnectionError as error:
             return await self._cut_short("model_connection", str(error))
+        except GatewayRefusalError as error:  # our key, credits or route: neither the model nor its connection
+            return await self._cut_short("our_error", str(error))
         except UnsignedAgentError as error:
             return await self._cut_short("our_error", str(error))
         except Exception as error:  # noqa: BLE001 - any other failure is ours, and it must be recorded

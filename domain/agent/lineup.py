@@ -55,8 +55,9 @@ class ModelCheckResult(msgspec.Struct, frozen=True, kw_only=True):
     available: bool
     """True when a reply arrived, usable or not: a model that answers is scheduled and answers for its reply at the
     stations. False when the connection to the model failed (refused, no answer in time, a 5xx or 429 answer after
-    the client's retries). Checks recorded before this rule also counted a reply without a valid action as
-    unavailable."""
+    the client's retries), or when the gateway refused our request (`gateway_refused`): either way the model was
+    not asked, so it is not scheduled and is asked again at the Monday-afternoon check. Checks recorded before this
+    rule also counted a reply without a valid action as unavailable."""
     resolved: str = ""
     """The model id the gateway's reply named."""
     ms: int = 0
@@ -65,6 +66,11 @@ class ModelCheckResult(msgspec.Struct, frozen=True, kw_only=True):
     problem: str = ""
     """What went wrong, in a few words: why the model is not available, or, when it is, that its reply held no
     valid action (e.g. "unusable reply: ..."); empty when the check passed."""
+    gateway_refused: bool = False
+    """The gateway refused our request with an HTTP 4xx (a bad key, no credits, a wrong route; `problem` names the
+    status): our configuration's problem, neither the model's nor its connection's. `available` is False (the
+    model was not asked), and pages say the model was not run because of our configuration, not that it could not
+    be reached. Checks recorded before this field have it False (a 4xx then read as the model being unavailable)."""
 
     @property
     def passed(self) -> bool:
@@ -140,6 +146,13 @@ class LineUp(Aggregate):
         (once it is made) found available."""
         again = {r.model for r in self.second_checks.get(week, []) if r.available}
         return [r.model for r in self.checks.get(week, []) if not r.available and r.model not in again]
+
+    def refused(self, week: str) -> list[str]:
+        """Of the week's unavailable models, those whose newest check the gateway refused for our configuration
+        (key, credits, route): not run because of us, neither the model's doing nor its connection's."""
+        newest = {r.model: r for r in self.checks.get(week, [])}
+        newest |= {r.model: r for r in self.second_checks.get(week, [])}
+        return [m for m in self.unavailable(week) if newest[m].gateway_refused]
 
     def to_check_again(self, week: str) -> list[str]:
         """The models the week's second check asks: those the first found unavailable, until it is recorded."""

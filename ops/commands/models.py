@@ -14,7 +14,8 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     sub = models.add_subparsers(dest="models_command", metavar="MODELS_COMMAND", required=True)
     check = sub.add_parser("check", help="one step each through the gateway: availability, the model id it "
                                          "resolved, latency and price; exit 1 naming the models that fail (not "
-                                         "available, or an unusable reply)")
+                                         "available, refused by the gateway for our configuration, or an "
+                                         "unusable reply)")
     check.add_argument("--model", action="append", default=None, metavar="NAME", type=arguments.lineup_model,
                        help="check only this line-up model (repeatable; default: the whole weekly line-up)")
     check.add_argument("--timeout", type=arguments.seconds(0, 600), default=60.0,
@@ -48,14 +49,17 @@ def check_models(args: argparse.Namespace) -> int:
     checks = asyncio.run(run())
     for line in report_lines(checks):
         print(line)
-    down = [c.model for c in checks if not c.available]
+    refused = [c.model for c in checks if c.gateway_refused]
+    down = [c.model for c in checks if not c.available and not c.gateway_refused]
     unusable = [c.model for c in checks if c.available and not c.passed]
     named = []
+    if refused:
+        named.append(f"{', '.join(refused)} (the gateway refused our request: our configuration, not the model)")
     if down:
         named.append(f"{', '.join(down)} (not available)")
     if unusable:
         named.append(f"{', '.join(unusable)} (unusable reply: the scheduler still runs it)")
     if named:
-        raise CommandError(f"{len(down) + len(unusable)} of {len(checks)} models failed the check: "
+        raise CommandError(f"{len(refused) + len(down) + len(unusable)} of {len(checks)} models failed the check: "
                            f"{'; '.join(named)}")
     return 0

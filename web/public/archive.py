@@ -21,7 +21,7 @@ from domain.week.weeks import WeekError, parse_week
 from web.data import SiteData
 from web.errors import BadRequest, NotFound
 from web.public.agent_page import use_of
-from web.public.results import data_of, unavailable_checks, unavailable_that_morning
+from web.public.results import data_of, refused_by_the_gateway, unavailable_checks, unavailable_that_morning
 from web.rendering import Page, send
 from web.site import Site
 
@@ -66,6 +66,7 @@ async def week_page(request: Request) -> Response:
             "standing": standing(publications) + 1 if publications else None,
             "unavailable": unavailable_that_morning(site, week, set()),
             "unavailable_checks": unavailable_checks(site, week),
+            "refused": refused_by_the_gateway(site, week, set()),
         })
 
     page = site.cache.get(("week", week, site.version)) or site.cache.put(

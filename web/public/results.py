@@ -65,8 +65,10 @@ def render_week(site: Site, kind: str, week: str | None, extra: dict[str, Any] |
                    publications=docs.publications, info=data.known(week))
     repeats = repeats_of(data, week)
     context["repeats"] = repeats
-    context["unavailable"] = unavailable_that_morning(site, week, {r.model for r in docs.matrix.models})
+    shown = {r.model for r in docs.matrix.models}
+    context["unavailable"] = unavailable_that_morning(site, week, shown)
     context["unavailable_checks"] = unavailable_checks(site, week)
+    context["refused"] = refused_by_the_gateway(site, week, shown)
     if kind == "ranking":
         context["ranked"], context["unranked"] = ranking_rows(docs.ranking)
         context["ranking_chart"] = chart_view("ranking", ranking_chart(docs.ranking),
@@ -97,8 +99,17 @@ def unavailable_that_morning(site: Site, week: str, shown: set[str]) -> list[str
     every station. Read inside the render, once per log position (a check is an event: recording it moves the
     position)."""
     lineup = site.runtime.record.lineup()
+    ours = set(lineup.refused(week))
     return [lineup.entrants[m].label if m in lineup.entrants else m
-            for m in lineup.unavailable(week) if m not in shown]
+            for m in lineup.unavailable(week) if m not in shown and m not in ours]
+
+
+def refused_by_the_gateway(site: Site, week: str, shown: set[str]) -> list[str]:
+    """The labels of the line-up models not run because the gateway refused our request at the week's check (our
+    key, credits or route): our configuration's doing, so the pages say so, never that the model could not be
+    reached. Like the unavailable ones, they have no runs to show."""
+    lineup = site.runtime.record.lineup()
+    return [lineup.entrants[m].label if m in lineup.entrants else m for m in lineup.refused(week) if m not in shown]
 
 
 def unavailable_checks(site: Site, week: str) -> str:

@@ -48,6 +48,8 @@ class Needs:
     week: str
     position: int
     weeks: list[Any] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    """Line-up models the gateway refused our request for at the week's check (our key, credits or route)."""
 
 
 def _schedule(now: datetime) -> list[Due]:
@@ -90,7 +92,9 @@ def needs_now(site: Site) -> Needs:
         schedule=schedule,
         submissions=board_of(site).book.listed("unverified"),
         corrections=list(reversed(log))[:NEWEST],
-        unavailable=[lineup.entrants[m].label if m in lineup.entrants else m for m in lineup.unavailable(week)],
+        unavailable=[lineup.entrants[m].label if m in lineup.entrants else m for m in lineup.unavailable(week)
+                     if m not in lineup.refused(week)],
+        refused=[lineup.entrants[m].label if m in lineup.entrants else m for m in lineup.refused(week)],
         spend=week_spend(site, week),
         manual_this_week=sum(1 for t in tests if t.week == week),
         week=week, position=site.version, weeks=data_of(site).weeks,

@@ -56,7 +56,8 @@ async def _page(request: Request, session: Session, error: str | None = None, st
 
     spend = await site.call(week_spend, site, week_of(site.runtime.record.clock()))
     return render(request, "staff/operations.html", session, {
-        "spend": spend, "unavailable": lineup.unavailable(spend.week),
+        "spend": spend, "refused": lineup.refused(spend.week),
+        "unavailable": [m for m in lineup.unavailable(spend.week) if m not in lineup.refused(spend.week)],
         "nav": "", "error": error, "done": request.query_params.get("done"), "weeks": data_of(site).weeks,
         "course": load_course(CURRENT_VERSION), "entrants": sorted(lineup.entrants.values(), key=lambda e: e.model),
         "this_week": week_of(site.runtime.record.clock()), "today": date.today().isoformat(),
