@@ -24,6 +24,7 @@ def render_front(site: Site) -> Page:
     if week is not None:
         docs = data.documents(week)
         context["ranked"], context["unranked"] = ranking_rows(docs.ranking)
+        context["counted"] = len(docs.ranking.stations)  # the N of each "x of N"
         context["changed"] = docs.view.changed_since_publication
     return site.renderer.page("index.html", context)
 

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from domain.courses.course import CURRENT_VERSION, load_course
 from domain.projections.charts import ranking_chart
 from domain.projections.repeats import Repeats
 from domain.week.publishing import UnknownWeekError
@@ -59,10 +60,13 @@ def render_week(site: Site, kind: str, week: str | None, extra: dict[str, Any] |
     data = data_of(site)
     context: dict[str, Any] = {"nav": kind, "week": week, "weeks": data.weeks, **(extra or {})}
     if week is None:
+        context["counted"] = len(load_course(CURRENT_VERSION).obstacle_codes)
         return site.renderer.page(f"{kind}.html", context)
     docs = data.documents(week)
     context.update(view=docs.view, ranking=docs.ranking, matrix=docs.matrix, standing=docs.standing,
                    publications=docs.publications, info=data.known(week))
+    # The obstacle stations that count in the week (less those a correction left out), the N of each "x of N".
+    context["counted"] = len(docs.ranking.stations)
     repeats = repeats_of(data, week)
     context["repeats"] = repeats
     shown = {r.model for r in docs.matrix.models}
