@@ -57,8 +57,10 @@ class FormOfOneKind:
         return [(k, self.fields[k]) for k in ("target", "change", *TARGET_FIELDS[self.target])]
 
 
-def form_of_one_kind(site: Site, given: dict[str, str]) -> FormOfOneKind:
-    """The form for what the address names; NotFound when it names no public run or week."""
+def form_of_one_kind(site: Site, given: dict[str, str], *, ran: bool = True) -> FormOfOneKind:
+    """The form for what the address names; NotFound when it names no public run or week, or (with `ran`) a model
+    or station with no run that counts that week. A refusal shows the form again without `ran`: a run that
+    started in the next week since the form opened leaves it naming nothing, and the reason says so."""
     target = given.get("target", "")
     if target not in CHANGES:
         raise NotFound("Open a correction from a recording, a Matrix cell, a ranking row or a station column.")
@@ -85,16 +87,21 @@ def form_of_one_kind(site: Site, given: dict[str, str]) -> FormOfOneKind:
     what = fields["model"] if target == "model_week" else fields.get("station", "").upper()
     if not what:
         raise NotFound("Name the model or the station to correct.")
-    # The form opens only for what issuing it would accept: a model or station with a run that counts that week.
-    data = data_of(site)
+    if ran:
+        _check_it_ran(site, target, fields)
+    return FormOfOneKind(fields, f"{what} in {fields['week']}", None)
+
+
+def _check_it_ran(site: Site, target: str, fields: dict[str, str]) -> None:
+    """The form opens only for what issuing it would accept: a model or station with a run that counts that week."""
+    data, week = data_of(site), fields["week"]
     try:
         if target == "model_week":
-            check_model_ran(fields["model"], fields["week"], data.models_with_runs(fields["week"]))
+            check_model_ran(fields["model"], week, data.models_with_runs(week))
         else:
-            check_station_ran(fields["station"].lower(), fields["week"], data.stations_with_runs(fields["week"]))
+            check_station_ran(fields["station"].lower(), week, data.stations_with_runs(week))
     except CorrectionError as error:
         raise NotFound(str(error)) from None
-    return FormOfOneKind(fields, f"{what} in {fields['week']}", None)
 
 
 def render_form(request: Request, session: Session, form: FormOfOneKind, error: str | None = None,

@@ -53,7 +53,7 @@ async def _refused(request: Request, session: Session, fields: dict[str, str], e
     site: Site = request.app.state.site
     if fields.get("from") == "here":
         try:
-            form = await site.call(form_of_one_kind, site, fields)
+            form = await site.call(form_of_one_kind, site, fields, ran=False)
         except NotFound:
             pass
         else:
