@@ -143,3 +143,24 @@ def check_run_counts(run_id: UUID, org: str | None) -> None:
     in no week's documents and no public log (the fold gives it no week), said to nobody."""
     if org is not None:
         raise CorrectionError(f"run {run_id} is a private test: it counts for no week, so it takes no correction")
+
+
+def check_outcome_settable(run_id: UUID, status: str) -> None:
+    """An outcome is set only on a finished run: a run cut short is not a result (no verdict to correct; it is
+    repeated or left missing), and one not finished has none yet. New corrections only."""
+    if status == "cut_short":
+        raise CorrectionError(
+            f"run {run_id} was cut short, so it is not a result and has no outcome to set: void it or note it"
+        )
+    if status != "finished":
+        raise CorrectionError(f"run {run_id} has not finished, so it has no outcome to set yet")
+
+
+def check_not_the_control(station: str, control: str) -> None:
+    """The control store is never left out of a week: the ranking asks every model to pass it, so leaving it out
+    would change who is ranked while the pages said it did not count. New corrections only."""
+    if station == control:
+        raise CorrectionError(
+            f"station {station} is the control store and is never left out of a week: "
+            "correct the runs on it (void or set their outcome) instead"
+        )

@@ -16,7 +16,14 @@ from eventsourcing.domain import Aggregate
 
 from domain.agent.runs import Run
 from domain.courses.course import load_course
-from domain.errata.corrections import Correction, check_model_ran, check_run_counts, check_station_ran
+from domain.errata.corrections import (
+    Correction,
+    check_model_ran,
+    check_not_the_control,
+    check_outcome_settable,
+    check_run_counts,
+    check_station_ran,
+)
 from domain.eventlog.commands import (
     IssueCorrection,
     LeaveModelOut,
@@ -91,6 +98,7 @@ def correction_for(record: Record, runs: WeekRuns, command: IssueCorrection) -> 
             return Correction.issue(target="run", change="void", run_id=run_id, **common)
         case SetRunOutcome(run_id=run_id, outcome=outcome):
             _public(record, run_id)
+            check_outcome_settable(run_id, record.get_run(run_id).status)
             return Correction.issue(target="run", change="set_outcome", run_id=run_id, outcome=outcome,
                                     passed=outcome == "passed", **common)
         case NoteOnRun(run_id=run_id):
@@ -105,7 +113,9 @@ def correction_for(record: Record, runs: WeekRuns, command: IssueCorrection) -> 
         case LeaveStationOut(station=station, week=week):
             correction = Correction.issue(target="station_week", change="exclude", station=station, week=week,
                                           **common)
-            return _of_a_station_that_ran(correction, runs, station, week)
+            _of_a_station_that_ran(correction, runs, station, week)
+            check_not_the_control(station, load_course().control.code)
+            return correction
         case NoteOnStationWeek(station=station, week=week):
             correction = Correction.issue(target="station_week", change="note", station=station, week=week, **common)
             return _of_a_station_that_ran(correction, runs, station, week)

@@ -14,6 +14,8 @@ from domain.eventlog.commands import (
     NoteOnModelWeek,
     NoteOnStationWeek,
     ScheduleRun,
+    SetRunOutcome,
+    VoidRun,
 )
 from domain.eventlog.handlers import issue_correction, schedule_runs
 from domain.week.publishing import replay
@@ -79,4 +81,27 @@ def test_a_run_counts_for_the_week_it_was_scheduled_for_until_it_starts_then_for
     with pytest.raises(CorrectionError, match=f"station s01 has no run in {WEEK}"):
         issue_correction(record, readmodels, LeaveStationOut(station="s01", week=WEEK, **STAFF))
     issue_correction(record, readmodels, LeaveModelOut(model="late", week=NEXT, **STAFF))
-    issue_correction(record, readmodels, LeaveStationOut(station="s01", week=NEXT, **STAFF))
+    issue_correction(record, readmodels, NoteOnStationWeek(station="s01", week=NEXT, **STAFF))  # never left out
+
+
+def test_an_outcome_is_set_only_on_a_finished_run_and_the_control_store_is_never_left_out(record, readmodels):
+    """A cut-short run is not a result: a set_outcome on it was listed in force and changed no number. Leaving S01
+    out changed nothing either (the ranking still asked every model to pass it) while the pages said it did not
+    count. Both are refused, nothing recorded; voiding or noting them is still taken."""
+    write_week(record, {"a": 17})
+    [cut, waiting] = schedule_runs(record, [ScheduleRun.on_course(station=s, model="b", week=WEEK, requested_by="t")
+                                            for s in ("s05", "s06")])
+    record.start_run(cut, worker="w", browser_version="b", agent_version="a")
+    record.cut_short_run(cut, "our_error", "the browser crashed", steps=1, seconds=2.0)
+    for run_id, why in ((cut, "was cut short, so it is not a result"), (waiting, "has not finished")):
+        head = record.head_position()
+        with pytest.raises(CorrectionError, match=f"^run {run_id} {why}"):
+            issue_correction(record, readmodels, SetRunOutcome(run_id=run_id, outcome="passed", **STAFF))
+        assert record.head_position() == head
+    head = record.head_position()
+    with pytest.raises(CorrectionError, match="^station s01 is the control store and is never left out"):
+        issue_correction(record, readmodels, LeaveStationOut(station="s01", week=WEEK, **STAFF))
+    assert record.head_position() == head
+    issue_correction(record, readmodels, VoidRun(run_id=cut, **STAFF))
+    issue_correction(record, readmodels, NoteOnStationWeek(station="s01", week=WEEK, **STAFF))
+    assert record.head_position() == head + 2

@@ -9,6 +9,7 @@ from uuid import UUID, uuid4
 import msgspec
 import pytest
 
+from domain.agent.verdicts import Verdict
 from domain.errata.corrections import CorrectionError
 from domain.eventlog.commands import (
     CORRECTION_KINDS,
@@ -42,6 +43,14 @@ def a_record() -> Record:
 
 def given_a_run(record: Record, station: str = "s03") -> UUID:
     return schedule_runs(record, [ScheduleRun.on_course(station=station, model="m", week=WEEK, requested_by="t")])[0]
+
+
+def given_a_finished_run(record: Record, station: str = "s03") -> UUID:
+    """A run with a verdict: only such a run's outcome is set by a correction."""
+    run_id = given_a_run(record, station)
+    record.start_run(run_id, worker="w", browser_version="b", agent_version="a")
+    record.finish_run(run_id, Verdict(passed=False, outcome="stopped", stage="entry", step=2), steps=2, seconds=3.0)
+    return run_id
 
 
 def then_events(record: Record, after: int) -> list[Envelope]:
@@ -108,7 +117,7 @@ def test_voiding_a_run_records_a_void_correction_of_that_run() -> None:
 
 def test_setting_a_runs_outcome_records_whether_it_passed_from_the_outcome() -> None:
     record = a_record()
-    run_id = given_a_run(record)
+    run_id = given_a_finished_run(record)
     before = record.head_position()
     issue_correction(record, Replayed(record), SetRunOutcome(run_id=run_id, outcome="passed", **STAFF))
     [event] = then_events(record, before)
@@ -117,7 +126,7 @@ def test_setting_a_runs_outcome_records_whether_it_passed_from_the_outcome() -> 
 
 def test_every_kind_records_the_target_and_change_it_stands_for() -> None:
     record = a_record()
-    run_id = given_a_run(record)
+    run_id = given_a_finished_run(record)
     fields: dict[str, Any] = {"run_id": run_id, "model": "m", "station": "s03", "week": WEEK, "outcome": "stopped"}
     for (target, change), kind in CORRECTION_KINDS.items():
         command = kind(**{f: fields[f] for f in kind.__struct_fields__ if f in fields}, **STAFF)
@@ -271,7 +280,7 @@ def test_a_real_agent_test_needs_the_agents_version() -> None:
 
 def test_what_a_command_would_record_is_what_the_log_gives_back_once_it_is_saved() -> None:
     record = a_record()
-    run_id = given_a_run(record)
+    run_id = given_a_finished_run(record)
     after = record.head_position()
     command = SetRunOutcome(run_id=run_id, outcome="stopped", **STAFF)
     [would] = would_record(record, [correction_for(record, Replayed(record), command)], after=after)
