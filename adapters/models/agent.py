@@ -41,18 +41,28 @@ class ModelAgent:
         self._client, self._model, self._blobs = client, model, blobs
         self.name, self.version = model.model, model.route
         self._call: CallState | None = None
-        """The call in flight (one agent per run, so one at a time); None once it answered."""
+        """The call in flight (one agent per run, so one at a time), or the last one, cancelled or failed; None once
+        it answered."""
+        self._waited = 0.0
+        """Seconds the run's settled calls waited for a free place under our own limit on calls at once."""
 
     def connection_trouble(self) -> str | None:
         """The newest failure of the model call in flight (ModelLink): the episode asks when its time ran out."""
         call = self._call
         return call.problem if call is not None and call.failures else None
 
+    def our_wait(self) -> float:
+        """Seconds the run's calls have waited for our own limit on calls at once (ModelLink): the episode's clock
+        does not count them in the run's seconds."""
+        call = self._call
+        return self._waited + (call.our_wait() if call is not None else 0.0)
+
     async def decide(self, observation: Observation, task: Task, history: list[StepRecord]) -> Decision:
         payload = request_payload(self._model, messages(observation, task, history))
-        self._call = CallState()
-        reply = await self._client.complete(payload, self._call)
-        self._call = None
+        self._settle()
+        self._call = call = CallState()
+        reply = await self._client.complete(payload, call)
+        self._settle()
         exchange = self._blobs.put(exchange_json(payload, observation.screenshot, reply.body, reply.attempts))
         usage = usage_of(reply.body)
         ours = cost_usd(self._model, usage.tokens_in, usage.tokens_out, cached=usage.cached)
@@ -73,6 +83,13 @@ class ModelAgent:
         if parsed.ignored_calls:
             notes = f"{notes} [{parsed.ignored_calls} further tool call(s) in the reply not carried out]".strip()
         return _with(spent, action=parsed.action, notes=notes)
+
+
+    def _settle(self) -> None:
+        """The last call's wait for a free place, counted once it is no longer the call in flight."""
+        if self._call is not None:
+            self._waited += self._call.our_wait()
+            self._call = None
 
 
 def _with(decision: Decision, **changes: Any) -> Decision:

@@ -31,15 +31,34 @@ class CallState:
     """Attempts that failed: a transport error (refused, reset, connect or read time-out) or a retried status."""
     problem: str = ""
     """The newest failure, in a few words."""
+    waited: float = 0.0
+    """Seconds the call has waited, over all its attempts, for a free place under our own limit on calls at once to
+    the provider (CANITBUY_PROVIDER_CONCURRENCY): our throttling, neither the model's time nor the connection's."""
+    queued_at: float | None = None
+    """When the wait for a free place in progress began (time.monotonic()); None when the call is not waiting."""
 
     def failed(self, problem: str) -> None:
         self.failures, self.problem = self.failures + 1, problem
+
+    def queued(self, waiting: bool) -> None:
+        """The gate's word that the call has begun (True) or ended (False) waiting for a free place."""
+        now = time.monotonic()
+        if waiting:
+            self.queued_at = now
+        elif self.queued_at is not None:
+            self.waited, self.queued_at = self.waited + now - self.queued_at, None
+
+    def our_wait(self) -> float:
+        """Seconds waited for a free place so far, the wait in progress included."""
+        return self.waited + (time.monotonic() - self.queued_at if self.queued_at is not None else 0.0)
 
 
 @dataclass(frozen=True)
 class ChatReply:
     body: dict[str, Any]
     ms: int
+    """How long the call took, retries and pauses after a 429 included, less its waits for a free place under our
+    own limit on calls at once (CallState.waited)."""
     attempts: int
 
 
@@ -66,7 +85,7 @@ class HttpxModelClient:
         route = str(payload.get("model", ""))
         for attempt in range(1, self._attempts + 1):
             try:
-                async with self.gate.slot(route, on_pause=state.failed):
+                async with self.gate.slot(route, on_pause=state.failed, on_queue=state.queued):
                     response = await self._http.post("chat/completions", json=payload)
             except httpx.TransportError as error:
                 problem = f"{type(error).__name__}: {error}".rstrip(": ")
@@ -91,7 +110,9 @@ class HttpxModelClient:
                 body = response.json()
             except ValueError:
                 body = {"unparsed": response.text[:20000]}
-            return ChatReply(body=body, ms=int((time.monotonic() - started) * 1000), attempts=attempt)
+            # The call's time, less its waits for a free place under our own limit (ours, not the model's).
+            took = time.monotonic() - started - state.waited
+            return ChatReply(body=body, ms=int(took * 1000), attempts=attempt)
         raise ModelConnectionError(f"no answer from the model after {self._attempts} attempts ({problem})")
 
     async def _pause(self, attempt: int, retry_after: float | None) -> None:

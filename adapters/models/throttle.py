@@ -4,7 +4,8 @@ The gateway routes `provider/model`; each provider has its own rate limits behin
 from the gateway says that provider is saturated: not only the call that met it but every call to the same
 provider waits that long. With several worker processes the pause is shared through Redis (a key per provider
 that expires when the pause ends); in one process it is kept in memory. The number of calls at once is limited
-per provider in each process (CANITBUY_PROVIDER_CONCURRENCY, e.g. "anthropic=2,*=4").
+per provider in each process (CANITBUY_PROVIDER_CONCURRENCY, e.g. "anthropic=2,*=4"); the time a call waits for a
+free place is our throttling, so the caller hears of it (`on_queue`) and a run does not count it in its seconds.
 """
 
 from __future__ import annotations
@@ -88,18 +89,32 @@ class ProviderGate:
         return self._limits.get(provider, self._limits.get("*", DEFAULT_CONCURRENCY))
 
     @asynccontextmanager
-    async def slot(self, route: str, on_pause: Callable[[str], object] | None = None) -> AsyncIterator[None]:
+    async def slot(self, route: str, on_pause: Callable[[str], object] | None = None,
+                   on_queue: Callable[[bool], object] | None = None) -> AsyncIterator[None]:
         """One call to the route's provider: waits for a free place and for the provider's pause to end.
-        `on_pause` hears of a pause waited out: that time is the connection's, not the model's."""
+        `on_pause` hears of a pause waited out: that time is the connection's, not the model's. `on_queue` hears
+        True when the call has to wait for a free place (every place of this process taken by other calls) and
+        False once it has one, or has stopped waiting: that time is our own limit's, neither the model's nor the
+        connection's."""
         provider = provider_of(route)
         semaphore = self._slots.setdefault(provider, asyncio.Semaphore(self.limit(provider)))
-        async with semaphore:
+        queued = on_queue is not None and semaphore.locked()
+        if queued and on_queue is not None:
+            on_queue(True)
+        try:
+            await semaphore.acquire()
+        finally:
+            if queued and on_queue is not None:
+                on_queue(False)
+        try:
             while (left := await self.pauses.remaining(provider)) > 0:
                 if on_pause is not None:
                     on_pause(f"{provider} paused after HTTP 429 from the gateway")
                     on_pause = None
                 await asyncio.sleep(min(left, 1.0))
             yield
+        finally:
+            semaphore.release()
 
     async def aclose(self) -> None:
         closing = getattr(self.pauses, "aclose", None)

@@ -96,15 +96,23 @@ class GatewayRefusalError(RuntimeError):
 
 @runtime_checkable
 class ModelLink(Protocol):
-    """An agent that calls a model over the network says whether the call in flight is failing.
+    """An agent that calls a model over the network says whether the call in flight is failing, and how long its
+    calls have waited for our own limit on calls at once.
 
     The run's time can run out in the middle of a model call. When that call has already met a failure (a
     transport error, an attempt that timed out, a 5xx or 429 being retried), the time went to the connection, not
     to the model: the run is cut short for `model_connection`. A call that is merely slow is the model's time.
+    A call waiting for a free place under our own limit on calls at once to its provider is neither: the run's
+    clock does not count that wait in the run's seconds (see `domain.agent.episode`).
     """
 
     def connection_trouble(self) -> str | None:
         """The last failure of the model call in flight, or None when it has met none (or none is in flight)."""
+        ...
+
+    def our_wait(self) -> float:
+        """Seconds this agent's calls have waited so far for a free place under our own limit on calls at once
+        (CANITBUY_PROVIDER_CONCURRENCY), a wait in progress included: our throttling, not the model's time."""
         ...
 
 

@@ -5,6 +5,12 @@ knows the worker and versions) and closes the session; the episode records every
 The judge reads the page after every action; a run ends as soon as the order form is open. A reply our token limit
 cut before it held an action cuts the run short as our error; the call was charged, so it is recorded first as the
 step it was (CUT_RESULT), and the run cut short counts it among its steps.
+
+The 150 seconds are the run's clock: the wall time since the first page was opened, less the time its model calls
+waited for a free place under our own limit on calls at once to their provider (CANITBUY_PROVIDER_CONCURRENCY),
+which is our throttling, not the model's time. The browser, the judge, the model's answers, retries and pauses after
+a 429 all count. The wall time may so pass the 150 seconds by at most MAX_OUR_WAIT; past it the run is cut short as
+our error. A run records its wall time as its seconds.
 """
 
 from __future__ import annotations
@@ -38,11 +44,20 @@ from domain.leaderboards.arc_judge import judge_arc_end, judge_arc_probe
 
 MAX_STEPS = 16
 MAX_SECONDS = 150.0
+MAX_OUR_WAIT = 40.0
+"""The most a run's wall time may pass its seconds because its model calls waited for a free place under our own
+limit on calls at once (CANITBUY_PROVIDER_CONCURRENCY); past it the run is cut short as our error. It keeps a run
+inside its job's time-out (its seconds plus 60)."""
 _elements_encoder = msgspec.json.Encoder()
 
 
 class UnsignedAgentError(RuntimeError):
     """A verification page met by a run that could not sign its requests: our configuration, not the model."""
+
+
+class OurThrottleError(RuntimeError):
+    """The run's model calls waited longer than MAX_OUR_WAIT for free places under our own limit on calls at once:
+    our throttling used the time, so the run is cut short as our error, neither a time limit nor the connection."""
 
 
 class CutShort(msgspec.Struct, frozen=True):
@@ -62,6 +77,7 @@ class Episode:
     clock: Callable[[], float]
     max_steps: int = MAX_STEPS
     max_seconds: float = MAX_SECONDS
+    max_our_wait: float = MAX_OUR_WAIT
     signed: bool = True
     """Whether the browser signs the run's requests (Web Bot Auth). Unsigned is our configuration's doing: a run
     that meets a verification page (s13's gate) unsigned is cut short as our error, never the model's stop."""
@@ -81,7 +97,7 @@ class Episode:
             return await self._cut_short("model_connection", str(error))
         except GatewayRefusalError as error:  # our key, credits or route: neither the model nor its connection
             return await self._cut_short("our_error", str(error))
-        except UnsignedAgentError as error:
+        except (UnsignedAgentError, OurThrottleError) as error:
             return await self._cut_short("our_error", str(error))
         except Exception as error:  # noqa: BLE001 - any other failure is ours, and it must be recorded
             return await self._cut_short("our_error", f"{type(error).__name__}: {error}")
@@ -92,6 +108,7 @@ class Episode:
             if self._elapsed() >= self.max_seconds:
                 return await self._finish(self._end("time_limit", observation, number - 1,
                                                     f"no checkout within {self.max_seconds:g} seconds"))
+            self._check_our_wait()
             verdict, observation = await self._step(number)
             if verdict is not None:
                 return await self._finish(verdict)
@@ -153,18 +170,32 @@ class Episode:
         return judge_end(outcome, observation, self.task, step, reason)
 
     async def _decide(self, observation: Observation) -> Decision:
-        remaining = max(self.max_seconds - self._elapsed(), 0.001)
+        seen = observation.for_agent()  # never the harness's reading of the page text
+        deciding = asyncio.ensure_future(self.agent.decide(seen, self.task, self.history))
+        # The run's clock stands still while the call waits for a free place under our own limit, so the deadline
+        # moves on with each such wait: the call is given what the clock has left (no more than the wall time our
+        # throttling may still add), then the clock is read again.
+        left = max(self._left(), 0.001)
         try:
-            seen = observation.for_agent()  # never the harness's reading of the page text
-            return await asyncio.wait_for(self.agent.decide(seen, self.task, self.history), remaining)
-        except TimeoutError:
-            trouble = self.agent.connection_trouble() if isinstance(self.agent, ModelLink) else None
-            if trouble is not None:
-                # The time ran out while the model could not be reached: not the model's failure, not a result.
-                raise ModelConnectionError(
-                    f"the {self.max_seconds:g} seconds ran out while the model call was failing ({trouble})"
-                ) from None
-            return Decision(action=None, error="no decision before the time limit")
+            while left > 0:
+                await asyncio.wait({deciding}, timeout=left)
+                if deciding.done():
+                    return deciding.result()
+                left = self._left()
+        finally:
+            if not deciding.done():
+                deciding.cancel()
+                await asyncio.gather(deciding, return_exceptions=True)
+        if not deciding.cancelled():
+            return deciding.result()  # answered in the instant the time ran out
+        self._check_our_wait()
+        trouble = self.agent.connection_trouble() if isinstance(self.agent, ModelLink) else None
+        if trouble is not None:
+            # The time ran out while the model could not be reached: not the model's failure, not a result.
+            raise ModelConnectionError(
+                f"the {self.max_seconds:g} seconds ran out while the model call was failing ({trouble})"
+            )
+        return Decision(action=None, error="no decision before the time limit")
 
     async def _carry_out(self, decision: Decision, observation: Observation) -> str:
         action: Action | None = decision.action
@@ -194,15 +225,38 @@ class Episode:
         await self.recorder.step_recorded(step)
 
     async def _finish(self, verdict: Verdict) -> Verdict:
-        await self.recorder.finished(verdict, steps=len(self.history), seconds=round(self._elapsed(), 3))
+        await self.recorder.finished(verdict, steps=len(self.history), seconds=round(self._wall(), 3))
         return verdict
 
     async def _cut_short(self, cause: CutShortCause, detail: str) -> CutShort:
-        await self.recorder.cut_short(cause, detail, steps=len(self.history), seconds=round(self._elapsed(), 3))
+        await self.recorder.cut_short(cause, detail, steps=len(self.history), seconds=round(self._wall(), 3))
         return CutShort(cause, detail)
 
     def _elapsed(self) -> float:
+        """The run's clock: the seconds counted in its limit, the wall time less its model calls' waits for a free
+        place under our own limit on calls at once (our throttling, not the model's time)."""
+        return self._wall() - self._our_wait()
+
+    def _wall(self) -> float:
+        """The wall time since the run started: what a finished or cut-short run records as its seconds."""
         return self.clock() - self._started
+
+    def _our_wait(self) -> float:
+        return self.agent.our_wait() if isinstance(self.agent, ModelLink) else 0.0
+
+    def _left(self) -> float:
+        return min(self.max_seconds - self._elapsed(), self._our_margin())
+
+    def _our_margin(self) -> float:
+        """Wall seconds our throttling may still add before the run is cut short as our error."""
+        return self.max_seconds + self.max_our_wait - self._wall()
+
+    def _check_our_wait(self) -> None:
+        if self._our_margin() <= 0:
+            raise OurThrottleError(
+                f"the model calls waited {self._our_wait():.1f} s for a free place under our own limit on calls "
+                f"at once to the provider (CANITBUY_PROVIDER_CONCURRENCY), more than the {self.max_our_wait:g} s a "
+                f"run may wait beyond its {self.max_seconds:g} seconds: our error")
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:
