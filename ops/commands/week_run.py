@@ -50,7 +50,8 @@ def add_subcommands(group: Subcommands) -> None:
     run.add_argument("--json", action="store_true", help="print one JSON object (progress goes to stderr)")
     run.set_defaults(handler=run_week)
     schedule = group.add_parser("schedule", help="do what the schedule says is due (line-up Monday 06:00 UTC, "
-                                                  "repeats Monday 14:00, then publication); safe to repeat")
+                                                  "repeats Monday afternoon from 14:00, then publication); safe to "
+                                                  "repeat")
     schedule.add_argument("--now", type=arguments.utc_time,
                           help="pretend it is this later UTC time of the week in progress (ISO 8601); a week that "
                                "is over takes no more runs, and a week not begun is refused")
@@ -171,7 +172,8 @@ def _print(summary: dict[str, Any], as_json: bool, stream: Any) -> None:
 def run_schedule(args: argparse.Namespace) -> int:
     settings = _settings()
     clock = getattr(args, "clock", system_clock)
-    now, today = args.now or clock(), clock()
+    today = clock()
+    now = args.now or today
     try:
         week, this_week = week_of(now), week_of(today)
         over = is_over(week, today)
@@ -179,6 +181,9 @@ def run_schedule(args: argparse.Namespace) -> int:
         raise UsageError(f"--now {now.isoformat()}: {error}") from None
     if over:  # the events are stamped with the real clock: they would count elsewhere
         raise UsageError(f"--now {now.isoformat()}: {PastWeekError(week, today)}")
+    if now < today:  # the schedule would do now what was due then (a Monday afternoon's repeats on a Wednesday)
+        raise UsageError(f"--now {now.isoformat()}: that is earlier than it is now ({today.isoformat()}); --now "
+                         "is a later time of the week in progress")
     if now > today and week != this_week:  # runs of a week not begun would be stamped now, in this week
         raise UsageError(f"--now {now.isoformat()}: week {week} has not begun (it is {this_week} now); --now "
                          "is a later time of the week in progress")

@@ -33,6 +33,13 @@ def test_week_run_for_a_week_not_begun_exits_2(env: Settings, capsys) -> None:
     assert "has not begun" in capsys.readouterr().err
 
 
+def test_week_schedule_cannot_pretend_an_earlier_time_of_the_week(env: Settings, capsys) -> None:
+    """On a Wednesday, a --now of that Monday afternoon made the repeats the schedule makes only then."""
+    assert main(["week", "schedule", "--now", "2026-11-30T15:00Z", "--no-execute"], clock=lambda: WEDNESDAY) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("canitbuy: --now 2026-11-30T15:00:00+00:00: that is earlier")
+
+
 def test_week_schedule_cannot_pretend_a_past_monday(env: Settings, capsys) -> None:
     assert main(["week", "schedule", "--now", "2026-11-23T07:00", "--no-execute"], clock=lambda: WEDNESDAY) == 2
     err = capsys.readouterr().err
