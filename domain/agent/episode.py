@@ -10,7 +10,9 @@ The 150 seconds are the run's clock: the wall time since the first page was open
 waited for a free place under our own limit on calls at once to their provider (CANITBUY_PROVIDER_CONCURRENCY),
 which is our throttling, not the model's time. The browser, the judge, the model's answers, retries and pauses after
 a 429 all count. The wall time may so pass the 150 seconds by at most MAX_OUR_WAIT; past it the run is cut short as
-our error. A run records its wall time as its seconds.
+our error. A run records its wall time as its seconds. The limit bounds the whole run, not only each decision: a
+checkout the judge reads once the run's clock has passed its seconds (the action or the read ran past them) is a
+time limit, not a pass.
 """
 
 from __future__ import annotations
@@ -146,8 +148,15 @@ class Episode:
         recording = asyncio.ensure_future(self._record(number, observation, decision, result, began, blobs))
         try:
             probe = await self.session.probe()
+            read_at = self._elapsed()
         finally:
             await recording
+        if read_at >= self.max_seconds:
+            # The action or the judge's read ran past the run's time: what the page shows now came too late to
+            # count, a checkout as much as anything else (and the cart marker stays the one read in time).
+            late = f": the order form opened at {read_at:.1f} s, after the limit" if probe.checkout_open else ""
+            return self._end("time_limit", observation, number,
+                             f"no checkout within {self.max_seconds:g} seconds{late}"), observation
         self._checkout_open = probe.checkout_open
         if probe.cart_json is not None:
             self._cart_json = probe.cart_json
