@@ -2,6 +2,9 @@
 
 Both readers use it, the built-in one (adapters/agents/reading.py) and the model's (adapters/models/reader.py);
 it imports neither, so the arrows go one way.
+
+A store the crawl could not reach is our error, not a page to read past (StoreUnreachableError): the crawl stops
+and the run is cut short, never graded, and the model's reader asks no model.
 """
 
 from __future__ import annotations
@@ -20,8 +23,29 @@ from domain.agent.verdicts import FetchedPage
 
 USER_AGENT = "CanItBuyAgent/1.0"
 MAX_PAGES = 20
+FETCH_SECONDS = 10.0
+"""How long one request may go unanswered before the store counts as not reached."""
 DEFAULT_PORTS = {"http": 80, "https": 443}
 _SKIP = {"script", "style", "noscript", "template", "svg"}
+UNREACHED = "the reading station could not reach the store: "
+"""How the run's cut-short detail begins when the crawl could not reach the store."""
+OUTAGE_STATUSES = frozenset({502, 503, 504})
+"""Answers of a gateway whose store behind it did not answer (bad gateway, unavailable, gateway time-out): no page."""
+
+
+class StoreUnreachableError(RuntimeError):
+    """The reading station could not reach the store: our error (the lab is ours), so the run is cut short and
+    repeated, never graded, and no model is asked to answer from pages it never got.
+
+    Raised, and the crawl stopped, when a request got no answer at all (refused, reset, closed or timed out), when
+    the start page answered with a server error (5xx: there is nothing to read from), or when any page answered 502,
+    503 or 504 (a gateway whose store is not answering). Any other answer is a page the reader reads past, recorded
+    with its status: a 404 for a page the store does not have, another 4xx, a 500 on a page past the start."""
+
+    def __init__(self, message: str, *, fetched: list[FetchedPage]) -> None:
+        super().__init__(message)
+        self.fetched = fetched
+        """Every request made until then, the failed one last."""
 
 
 @dataclass
@@ -109,7 +133,7 @@ class StoreFetcher:
     """Fetches pages of one store, and only of its origin (scheme, host and port compared, not the address's
     text); *.localhost names are reached on loopback with the Host header."""
 
-    def __init__(self, start_url: str, *, max_pages: int = MAX_PAGES, timeout: float = 10.0) -> None:
+    def __init__(self, start_url: str, *, max_pages: int = MAX_PAGES, timeout: float = FETCH_SECONDS) -> None:
         origin = origin_of(start_url)
         if origin is None:
             raise ValueError(f"not a store address the fetcher reads: {start_url}")
@@ -141,14 +165,23 @@ class StoreFetcher:
         return pages
 
     async def _get(self, url: str) -> StorePage | None:
+        start = not self.fetched  # the first request is the start page's
         try:
             response = await self._http.get(self._base + request_target(url))
         except httpx.HTTPError as error:
             self.fetched.append(FetchedPage(url=url, status=None, sha256=None, error=type(error).__name__))
-            return None
-        self.fetched.append(FetchedPage(url=url, status=response.status_code,
-                                        sha256=hashlib.sha256(response.content).hexdigest()))
-        if response.status_code != 200:
+            if isinstance(error, httpx.TransportError):  # no answer at all: the store is not reachable
+                said = " ".join(str(error).split())
+                raise StoreUnreachableError(f"{UNREACHED}{type(error).__name__} on {url}"
+                                            + (f" ({said})" if said else ""), fetched=self.fetched) from error
+            return None  # an answer that could not be read (its encoding): a page read past
+        status = response.status_code
+        self.fetched.append(FetchedPage(url=url, status=status, sha256=hashlib.sha256(response.content).hexdigest()))
+        if status in OUTAGE_STATUSES or (start and status >= 500):
+            which = "the start page " if start else ""
+            raise StoreUnreachableError(f"{UNREACHED}{which}{url} answered {status} {response.reason_phrase}".strip(),
+                                        fetched=self.fetched)
+        if status != 200:
             return None
         return parse_page(url, response.text)
 
@@ -165,7 +198,8 @@ class Crawl:
 
 
 async def crawl_store(start_url: str, question: str, *, max_pages: int = MAX_PAGES) -> Crawl:
-    """The store's pages for the read question, with the record of every fetch."""
+    """The store's pages for the read question, with the record of every fetch; StoreUnreachableError when the
+    store could not be reached."""
     fetcher = StoreFetcher(start_url, max_pages=max_pages)
     try:
         pages = await fetcher.crawl(start_url, wanted=product_asked(question))

@@ -4,7 +4,8 @@ The same function is the arq job and the embedded pool's task. Delivery is at le
 a run already finished or cut short is skipped, and so is a run whose lease another worker holds. A run found
 `running` with a free lease was left by a worker that died: it cannot be resumed (its page state is gone), so it
 is cut short (our error) and the schedule repeats it. Failures map to causes: the model unreachable is
-`model_connection`; anything else of ours (the browser crashing, the lab unreachable) is `our_error`.
+`model_connection`; anything else of ours (the browser crashing, the lab unreachable, for the reading station
+too: a store its crawl could not reach) is `our_error`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import anyio.to_thread
 from adapters.blobs import Blobs
 from adapters.browser.media import RunMedia
 from adapters.browser.session import PlaywrightSession
+from adapters.fetcher import StoreUnreachableError
 from adapters.run_recorder import RecordRunRecorder, with_retries
 from domain.agent.agent_ports import BudgetCutError, ModelConnectionError, read_cut_step
 from domain.agent.episode import CutShort, Episode
@@ -161,9 +163,14 @@ async def _execute(res: Resources, run: Run, recorder: RecordRunRecorder) -> str
 
 
 async def _read(res: Resources, run: Run, task: Any, began: float, recorder: RecordRunRecorder) -> str:
-    """s12: the reader answers without a browser; code grades the answer."""
+    """s12: the reader answers without a browser; code grades the answer. A store the reader could not reach is our
+    error: the run is cut short with no step (the model's reader asked no model), never graded."""
     try:
         result = await res.reader_for(run.model, task.start_url).read(task)
+    except StoreUnreachableError as error:
+        log.warning("reader run %s cut short: %s", run.id, error)
+        await recorder.cut_short("our_error", str(error), steps=0, seconds=round(time.monotonic() - began, 3))
+        return "cut_short"
     except ModelConnectionError as error:
         await recorder.cut_short("model_connection", str(error), steps=0,
                                  seconds=round(time.monotonic() - began, 3))

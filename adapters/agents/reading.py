@@ -66,7 +66,8 @@ def answer_from_pages(pages: list[StorePage], product: str, *, reads_text: bool)
 
 
 class BuiltinReader:
-    """A built-in agent as a reader: structured data only, or structured data and then visible text."""
+    """A built-in agent as a reader: structured data only, or structured data and then visible text. A store the
+    crawl could not reach raises StoreUnreachableError (our error), as for the model's reader: nothing is graded."""
 
     def __init__(self, reads_text: bool, *, max_pages: int = MAX_PAGES) -> None:
         self.reads_text, self.max_pages = reads_text, max_pages

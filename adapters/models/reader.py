@@ -3,7 +3,9 @@
 Each of the five facts is read from the answer on its own: a fact given in a form that cannot be read (text where a
 number belongs, 13900.0 for cents) is no answer to that fact, so it is graded wrong, and the others still count. A
 reply cut by our own token limit before it holds an answer is our error, as for the browser agent (BudgetCutError):
-the run is cut short, never graded, and the call, which the provider charged, is recorded as its step.
+the run is cut short, never graded, and the call, which the provider charged, is recorded as its step. A store the
+crawl could not reach is our error too (StoreUnreachableError, raised by the crawl before any call): the model is
+never asked to answer from pages it did not get, so nothing is charged and the run is cut short with no step.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class ModelReader:
         return (await self.read(task)).answer
 
     async def read(self, task: Task) -> ReadResult:
+        # StoreUnreachableError goes up from here, before the model is asked: no pages, no call, no charge.
         crawl = await crawl_store(task.start_url, task.text, max_pages=self._max_pages)
         pages = crawl.pages
         schema = msgspec.json.schema(ReadAnswer)
