@@ -18,23 +18,26 @@ from domain.agent.verdicts import accepted_all_cookies
 from domain.courses.course import CourseSpec, decode_course
 from domain.projections.canonical import canonical_struct_bytes, decimal_text
 from domain.projections.facts import ReleaseFact, RunFact, WeekFacts
+from domain.projections.format_four import matrix_four
 from domain.projections.format_one import matrix_one, ranking_one
 from domain.projections.format_two import matrix_two
 from domain.projections.scoring import COUNT_BY_END, COUNT_BY_START, CountBy, Entry, WeekScore, newest, score_week
 from domain.week.weeks import week_end
 
 LICENSE: Final = "CC BY 4.0"
-DOCUMENTS_FORMAT = 4
+DOCUMENTS_FORMAT = 5
 """The format the documents are written in now. A publication records the format it was made in and replays in it
 (format 1: weeks published before December 2026, see domain/projections/format_one.py; format 2: the Matrix
 without its stage order, see domain/projections/format_two.py; format 3: the newest run is the one that finished
-last and the cut-off applies to its end, see `counting_rule`)."""
+last and the cut-off applies to its end, see `counting_rule`; format 4: a station's pass rate counted every model's
+result, not only those of the models that passed S01, see `control_first` and domain/projections/format_four.py)."""
 RANKING_FORMAT = "canitbuy-ranking/3"
 """Each document names its own version. Format 4 changed which run both documents count, so both have a new name;
-format 3 wrote the ranking as format 2 did (`FORMAT_NAMES`)."""
+format 3 wrote the ranking as format 2 did, and format 5 writes it as format 4 did (`FORMAT_NAMES`)."""
 MATRIX_FORMAT = f"canitbuy-matrix/{DOCUMENTS_FORMAT}"
 FORMAT_NAMES: Final = {
     3: ("canitbuy-ranking/2", "canitbuy-matrix/3"),
+    4: (RANKING_FORMAT, "canitbuy-matrix/4"),
     DOCUMENTS_FORMAT: (RANKING_FORMAT, MATRIX_FORMAT),
 }
 """(ranking, Matrix) names by documents format, of the formats written here; format_one.py and format_two.py rename
@@ -49,6 +52,14 @@ def counting_rule(documents_format: int) -> CountBy:
     """Which run counts in a documents format: from format 4 the newest run is the one that started last and the
     cut-off applies to its start; formats 1 to 3 counted by the end, and replay that way."""
     return COUNT_BY_START if documents_format >= 4 else COUNT_BY_END
+
+
+def control_first(documents_format: int) -> bool:
+    """Whether a station's pass rate counts control-first in a documents format: from format 5 only the results of
+    the models that passed the control S01 that week and that no correction excluded from the week (S01's own rate:
+    every model's S01 result, less the excluded models), as the score counts; formats 1 to 4 counted every model's
+    result, and replay that way."""
+    return documents_format >= 5
 
 
 class NoCourseError(LookupError):
@@ -260,7 +271,10 @@ def ranking_document(facts: WeekFacts, course: CourseSpec, score: WeekScore,
 
 
 class MatrixStation(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
-    """A station (a column of the Matrix) with its pass rate this week."""
+    """A station (a column of the Matrix) with its pass rate this week. From canitbuy-matrix/5 on the rate counts
+    control-first, as the score does: at an obstacle station only the results of the models that passed the control
+    (s01) this week, and at s01 every model's result; a model a correction excluded from the week counts nowhere.
+    canitbuy-matrix/1 to /4 counted every model's result."""
 
     code: str
     """Station code."""
@@ -273,11 +287,15 @@ class MatrixStation(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fi
     excluded_text: str | None
     """Why."""
     passed: int
-    """Models that passed it."""
+    """Counted models that passed it."""
     results: int
-    """Models with a result."""
+    """Counted models with a result (see the station's description)."""
     rate: Decimal4 | None
     """passed / results; null without results."""
+    not_counted: list[str] = []
+    """Models with a result here that passed and results leave out, by name: at an obstacle station those that did
+    not pass s01 this week, and at every station those a correction excluded from the week. Absent before
+    canitbuy-matrix/5."""
 
 
 class MatrixCell(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -332,7 +350,8 @@ class MatrixStage(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fiel
 class Matrix(Document, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """CanItBuy Matrix of one ISO week: models x stations. A cell holds the run the ranking counts: from
     canitbuy-matrix/4 on, the newest run by its start (canitbuy-matrix/1 to /3: by its end), as the ranking's
-    description says."""
+    description says. From canitbuy-matrix/5 on the stations' pass rates count control-first (see a station's
+    description)."""
 
     stations: list[MatrixStation]
     """Every station of the course in the course's stage order: the control (s01) first, then each stage in the
@@ -389,15 +408,25 @@ def _cell(model: str, station: str, score: WeekScore, runs: list[RunFact], corre
     )
 
 
-def _station(code: str, course: CourseSpec, score: WeekScore) -> MatrixStation:
+def counted_models(code: str, course: CourseSpec, score: WeekScore) -> set[str]:
+    """The models whose results a station's pass rate counts control-first: not excluded from the week, and at an
+    obstacle station with s01 passed this week (the ranking's `control_passed`)."""
+    return {e.model for e in score.entries
+            if e.excluded_text is None and (code == course.control.code or e.control_passed)}
+
+
+def _station(code: str, course: CourseSpec, score: WeekScore, documents_format: int) -> MatrixStation:
     station = course.station(code)
-    results = [r for (_, s), r in score.results.items() if s == code]
+    every = {m: r for (m, s), r in score.results.items() if s == code}
+    counted = counted_models(code, course, score) if control_first(documents_format) else set(every)
+    results = [r for m, r in every.items() if m in counted]
     passed = sum(1 for r in results if r.verdict is not None and r.verdict.passed)
     return MatrixStation(
         code=code, name=station.name, stage=station.stage,
         excluded=code in score.excluded_stations, excluded_text=score.excluded_stations.get(code),
         passed=passed, results=len(results),
         rate=decimal_text(Fraction(passed, len(results))) if results else None,
+        not_counted=sorted(m for m in every if m not in counted),
     )
 
 
@@ -411,7 +440,7 @@ def matrix_document(facts: WeekFacts, course: CourseSpec, score: WeekScore,
         format=_names(documents_format)[1], license=LICENSE, week=facts.week, course_version=course.version,
         position=facts.position,
         citation=citation(facts), stages=stages,
-        stations=[_station(code, course, score) for stage in stages for code in stage.stations],
+        stations=[_station(code, course, score, documents_format) for stage in stages for code in stage.stations],
         models=[
             MatrixModel(model=m, label=facts.labels.get(m, m),
                         cells={code: _cell(m, code, score, runs, corrected) for code in course.codes})
@@ -433,8 +462,10 @@ def week_documents(facts: WeekFacts, documents_format: int = DOCUMENTS_FORMAT) -
     score = score_week(facts.week, facts.runs, facts.corrections, course, counting_rule(documents_format))
     ranking: Any = ranking_document(facts, course, score, documents_format)
     matrix: Any = matrix_document(facts, course, score, documents_format)
-    if documents_format in (1, 2):  # each earlier format is frozen and works on the builtins of format 3
-        matrix = matrix_two(msgspec.to_builtins(matrix), course)
+    if documents_format <= 4:  # each earlier format is frozen and works on the builtins of the next one
+        matrix = matrix_four(msgspec.to_builtins(matrix))
+    if documents_format in (1, 2):
+        matrix = matrix_two(matrix, course)
     if documents_format == 1:  # (format 2's ranking is format 3's)
         ranking = ranking_one(msgspec.to_builtins(ranking), facts, course)
         matrix = matrix_one(matrix, facts, course)

@@ -28,6 +28,7 @@ from domain.agent.ports import StepRecord
 from domain.agent.runs import Run
 from domain.eventlog.commands import PublishWeek, SetRunOutcome
 from domain.eventlog.handlers import issue_correction
+from domain.projections.documents import DOCUMENTS_FORMAT
 from domain.week.anchors import week_publications
 from domain.week.publishing import publish_week
 from ops.cli import main
@@ -115,7 +116,7 @@ def test_a_later_publication_of_that_week_records_the_wording_and_its_releases_k
         issue_correction(record, readmodels, SetRunOutcome(
             run_id=UUID(run.run_id), outcome="passed", reason="judge bug", public_text="beta passed s03.", by="staff"))
         later = publish_week(record, readmodels, PublishWeek(week=WEEK, by="lead"))
-        assert (later.documents_format, later.dataset_format) == (4, 2)
+        assert (later.documents_format, later.dataset_format) == (DOCUMENTS_FORMAT, 2)
         first, second = readmodels.publications(WEEK)
         assert (first.dataset_format, second.dataset_format) == (1, 2)
     finally:

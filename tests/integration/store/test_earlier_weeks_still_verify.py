@@ -20,6 +20,7 @@ from adapters.readmodels import ReadModels
 from adapters.settings import Settings
 from domain.eventlog.commands import PublishWeek
 from domain.projections.canonical import sha256_hex
+from domain.projections.documents import DOCUMENTS_FORMAT, MATRIX_FORMAT
 from domain.week.publishing import publish_week
 from ops.cli import main
 
@@ -63,7 +64,7 @@ def test_a_log_written_before_format_2_replays_its_week_to_the_published_bytes(o
         # the week as it reads now is in today's format, with the method's citation
         now = json.loads(readmodels.week_documents(WEEK).ranking)
         assert now["format"] == "canitbuy-ranking/3" and now["citation"].startswith("CanItBuy AI agent ranking, ")
-        assert json.loads(readmodels.week_documents(WEEK).matrix)["format"] == "canitbuy-matrix/4"
+        assert json.loads(readmodels.week_documents(WEEK).matrix)["format"] == MATRIX_FORMAT
     finally:
         record.close()
 
@@ -89,9 +90,9 @@ def test_a_new_publication_of_an_old_week_is_written_in_the_current_format_and_b
     try:
         readmodels = ReadModels(old_store, record)
         publication = publish_week(record, readmodels, PublishWeek(week=WEEK, by="lead"))
-        assert publication.documents_format == 4 and not publication.provisional
+        assert publication.documents_format == DOCUMENTS_FORMAT and not publication.provisional
         first, second = readmodels.publications(WEEK)
-        assert (first.documents_format, second.documents_format) == (1, 4)
+        assert (first.documents_format, second.documents_format) == (1, DOCUMENTS_FORMAT)
         assert sha256_hex(readmodels.published_documents(WEEK, index=1).ranking) == second.ranking_sha256
     finally:
         record.close()

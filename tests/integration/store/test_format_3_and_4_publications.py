@@ -30,7 +30,7 @@ from domain.eventlog.commands import PublishWeek
 from domain.eventlog.record import Record
 from domain.projections.canonical import sha256_hex
 from domain.projections.dataset_card import RANKING_SQL_BY_END
-from domain.projections.documents import week_documents
+from domain.projections.documents import DOCUMENTS_FORMAT, MATRIX_FORMAT, week_documents
 from domain.week.publishing import publish_week, replay
 from ops.cli import main
 
@@ -124,11 +124,11 @@ def test_a_new_publication_is_format_4_and_counts_the_run_that_started_last(old_
     try:
         readmodels = ReadModels(old_store, record)  # read models the format-3 code kept: made again, not trusted
         published = {w: publish_week(record, readmodels, PublishWeek(week=w, by="lead")) for w in (WEEK, OLD_WEEK)}
-        assert {p.documents_format for p in published.values()} == {4}
+        assert {p.documents_format for p in published.values()} == {DOCUMENTS_FORMAT}  # 4 then, 5 now
         w48, w43 = readmodels.published_documents(WEEK, 1), readmodels.published_documents(OLD_WEEK, 1)
         assert sha256_hex(w48.ranking) == published[WEEK].ranking_sha256
         assert (json.loads(w48.ranking)["format"], json.loads(w48.matrix)["format"]) == (
-            "canitbuy-ranking/3", "canitbuy-matrix/4")
+            "canitbuy-ranking/3", MATRIX_FORMAT)
         # r2, which started last and passed in 30 s, counts; no longer r1, which failed at the limit later
         s05 = cell(w48.matrix, "alpha", "s05")
         assert (entry(w48.ranking, "alpha")["passed"], s05["status"]) == (17, "passed")
@@ -148,7 +148,7 @@ def test_a_new_publication_is_format_4_and_counts_the_run_that_started_last(old_
     assert "4 publications recompute to their recorded sha256" in capsys.readouterr().out
     out = tmp_path / "four.jsonl"
     assert main(["audit", "export", "--week", WEEK, "--publication", "2", "--out", str(out)]) == 0
-    assert header(out)["documents_format"] == 4
+    assert header(out)["documents_format"] == DOCUMENTS_FORMAT
     starts = [line for line in lines_of(out) if line["type"] == "Run.Started"]
     assert len(starts) == 18 + 18 - 2 + 3 + 2  # every run of the week: its start decides
     assert main(["audit", "verify", str(out)]) == 0
@@ -222,7 +222,7 @@ def test_format_3_and_format_4_publications_of_one_week_both_replay(settings, mo
         readmodels = ReadModels(settings, record)
         four = publish_week(record, readmodels, PublishWeek(week=WEEK, by="lead"))
         three = readmodels.publications(WEEK)[0]
-        assert (three.documents_format, four.documents_format) == (3, 4)
+        assert (three.documents_format, four.documents_format) == (3, DOCUMENTS_FORMAT)
         r0, r1, r2 = (str(r.id) for r in runs["alpha_s05"])
         as_three, as_four = readmodels.published_documents(WEEK, 0), readmodels.published_documents(WEEK, 1)
         assert cell(as_three.matrix, "alpha", "s05")["run_id"] == r1

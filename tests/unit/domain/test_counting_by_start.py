@@ -69,11 +69,11 @@ def test_of_repeats_started_side_by_side_the_one_started_last_counts_not_the_slo
 def test_the_documents_count_as_their_format_says():
     r0, r1, r2 = repeats_side_by_side()
     facts = week_facts(week_of_a([r0, r1, r2]))
-    four, three = week_documents(facts), week_documents(facts, 3)
-    assert four.documents_format == DOCUMENTS_FORMAT == 4
+    four, three = week_documents(facts, 4), week_documents(facts, 3)
+    assert week_documents(facts).documents_format == DOCUMENTS_FORMAT == 5  # format 5 counts by the start too
     ranking, matrix = json.loads(four.ranking), json.loads(four.matrix)
-    assert (ranking["format"], matrix["format"]) == (RANKING_FORMAT, MATRIX_FORMAT) == (
-        "canitbuy-ranking/3", "canitbuy-matrix/4")
+    assert (ranking["format"], matrix["format"]) == (RANKING_FORMAT, "canitbuy-matrix/4") and MATRIX_FORMAT == (
+        "canitbuy-matrix/5")
     assert ranking["entries"][0]["passed"] == 17
     assert matrix["models"][0]["cells"]["s05"]["run_id"] == r2.run_id
     ranking, matrix = json.loads(three.ranking), json.loads(three.matrix)
@@ -90,7 +90,7 @@ def test_an_unknown_format_is_refused():
     for unknown in (0, DOCUMENTS_FORMAT + 1):
         with pytest.raises(UnknownFormatError):
             week_documents(facts, unknown)
-    assert [counting_rule(f) for f in (1, 2, 3, 4)] == [COUNT_BY_END] * 3 + [COUNT_BY_START]
+    assert [counting_rule(f) for f in (1, 2, 3, 4, 5)] == [COUNT_BY_END] * 3 + [COUNT_BY_START] * 2
 
 
 def test_the_repeats_take_the_newest_result_of_each_index_and_break_a_tie_by_the_newest_start():
