@@ -4,6 +4,11 @@ Each chart is drawn from one of these Structs and its table prints the same valu
 a screen reader reads and what /api/charts/*.json serves are one set of numbers; a percentage is printed from the
 counts the JSON holds (passed and of), rounded half up to a tenth, not from the share's four decimals. Nothing here
 is part of a publication: the charts are views of the ranking and the Matrix, never a source of a result.
+
+A station's pass rate is the Matrix's (documents format 5 on: control-first, the results of the models that passed
+S01 that week and no correction excluded; S01's own, every model's), and the site's Matrices are always in the
+current format. An unranked model's share is kept in the weeks chart's numbers, marked `ranked: false`, and never
+drawn: it is not a score.
 """
 
 from __future__ import annotations
@@ -101,7 +106,8 @@ def ranking_chart(ranking: Ranking) -> RankingChart:
 
 
 class WeekPoint(msgspec.Struct, kw_only=True, frozen=True):
-    """A model's week: share passed with its interval, whether it was ranked."""
+    """A model's week: share passed with its interval, whether it was ranked. An unranked week's share is no score
+    (S01 not passed, a station without a result, or excluded): the chart does not draw it."""
 
     week: str
     course_version: str
@@ -166,9 +172,13 @@ class StationCount(msgspec.Struct, kw_only=True, frozen=True):
     name: str
     stage: str
     passed: int
+    """Counted models that passed it."""
     results: int
-    """Models with a result (a cut-short or missing run is not one)."""
+    """Counted models with a result (a cut-short or missing run is not one): at an obstacle station those that
+    passed S01 this week, at S01 every model; a model excluded from the week by a correction counts nowhere."""
     excluded: bool
+    not_counted: int = 0
+    """Models with a result here that the station's rate leaves out (the Matrix station's not_counted)."""
 
 
 class StageCount(msgspec.Struct, kw_only=True, frozen=True):
@@ -202,6 +212,13 @@ class StopsChart(Chart, kw_only=True, frozen=True):
     stages: list[StageCount]
     over_weeks: list[StageWeek]
     """Oldest week first."""
+    counted: int = 0
+    """Models whose results the obstacle stations count: those that passed S01 this week and no correction
+    excluded (S01's passed)."""
+
+
+def _control_passed(matrix: Matrix) -> int:
+    return next((s.passed for s in matrix.stations if s.stage == "control"), 0)
 
 
 def _stages(matrix: Matrix) -> list[StageCount]:
@@ -222,9 +239,10 @@ def stops_chart(matrix: Matrix, earlier: Sequence[Matrix] = ()) -> StopsChart:
     return StopsChart(
         chart="stops", week=matrix.week, course_version=matrix.course_version, models=len(matrix.models),
         stations=[StationCount(code=s.code, name=s.name, stage=s.stage, passed=s.passed, results=s.results,
-                               excluded=s.excluded) for s in matrix.stations],
+                               excluded=s.excluded, not_counted=len(s.not_counted)) for s in matrix.stations],
         stages=_stages(matrix),
         over_weeks=[StageWeek(week=m.week, stages=_stages(m)) for m in history],
+        counted=_control_passed(matrix),
     )
 
 
@@ -284,11 +302,16 @@ class StationWeek(msgspec.Struct, kw_only=True, frozen=True):
 
     week: str
     passed: int
+    """Counted models that passed it (see StationCount)."""
     results: int
+    """Counted models with a result."""
     rate: float | None
     """passed / results, four decimals; null without results."""
     cells: dict[str, str]
-    """Model to its Matrix cell status (passed, stopped, verification_page, broke_brief, cut_short, not_run)."""
+    """Model to its Matrix cell status (passed, stopped, verification_page, broke_brief, cut_short, not_run), every
+    model's, counted or not."""
+    not_counted: list[str] = []
+    """Models with a result here that the rate leaves out: S01 not passed that week, or excluded from it."""
 
 
 class StationChart(Chart, kw_only=True, frozen=True):
@@ -313,5 +336,5 @@ def station_chart(code: str, name: str, matrices: Sequence[Matrix]) -> StationCh
         models.update(cells)
         weeks.append(StationWeek(week=matrix.week, passed=station.passed, results=station.results,
                                  rate=_four(station.passed / station.results) if station.results else None,
-                                 cells=cells))
+                                 cells=cells, not_counted=list(station.not_counted)))
     return StationChart(chart="station", station=code, name=name, models=sorted(models), weeks=weeks)

@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from domain.projections.charts import CostChart, RankingChart, StationChart, StopsChart, WeeksChart
+from domain.projections.charts import (
+    CostChart,
+    ModelSeries,
+    RankingChart,
+    StationChart,
+    StopsChart,
+    WeekPoint,
+    WeeksChart,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -74,13 +82,22 @@ def draw_ranking(data: RankingChart, axes: Axes) -> None:
     axes.grid(axis="x", color="#dddddd")
 
 
+def drawn_points(series: ModelSeries) -> list[WeekPoint]:
+    """The weeks of a model the weeks chart draws: the ranked ones. An unranked week's share is no score (S01 not
+    passed, a station without a result, or excluded), so it is left out of the picture; the table lists it."""
+    return [p for p in series.points if p.ranked]
+
+
 def draw_weeks(data: WeeksChart, axes: Axes) -> None:
     index = {week: i for i, week in enumerate(data.weeks)}
+    gap = float("nan")  # an unranked week breaks the model's line: nothing is drawn there
     for n, series in enumerate(data.series):
+        if not drawn_points(series):
+            continue  # never ranked in these weeks: no line and no legend entry
         xs = [index[p.week] + (n - len(data.series) / 2) * 0.04 for p in series.points]
-        ys = [p.share for p in series.points]
-        low = [p.share - p.low for p in series.points]
-        high = [p.high - p.share for p in series.points]
+        ys = [p.share if p.ranked else gap for p in series.points]
+        low = [p.share - p.low if p.ranked else 0.0 for p in series.points]
+        high = [p.high - p.share if p.ranked else 0.0 for p in series.points]
         axes.errorbar(xs, ys, yerr=[low, high], fmt=MARKERS[n % len(MARKERS)], color=PALETTE[n % len(PALETTE)],
                       capsize=3, label=_plain(series.label), linestyle=["-", "--", ":", "-."][n % 4])
     for change in data.course_changes:
@@ -92,21 +109,26 @@ def draw_weeks(data: WeeksChart, axes: Axes) -> None:
     axes.set_xlim(-0.5, max(len(data.weeks) - 0.5, 0.5))
     axes.set_ylim(0, 1.08)
     axes.set_yticks([0, 0.25, 0.5, 0.75, 1], ["0%", "25%", "50%", "75%", "100%"])
-    axes.set_ylabel("Share passed (95% interval)")
-    axes.legend(loc="lower left", frameon=False, fontsize=9)
+    axes.set_ylabel("Share passed, ranked weeks (95% interval)")
+    if axes.get_legend_handles_labels()[0]:
+        axes.legend(loc="lower left", frameon=False, fontsize=9)
 
 
 def draw_stops(data: StopsChart, axes: Axes) -> None:
     stations = data.stations
     ys = list(range(len(stations)))[::-1]
-    axes.barh(ys, [s.results for s in stations], color="#e8e8e8", edgecolor=MUTED, hatch="//", label="with a result")
+    axes.barh(ys, [s.results for s in stations], color="#e8e8e8", edgecolor=MUTED, hatch="//",
+              label="counted results")
     axes.barh(ys, [s.passed for s in stations], color=PALETTE[0], label="passed")
     for y, s in zip(ys, stations, strict=True):
         words = "excluded" if s.excluded else f"{s.passed}/{s.results}"
+        if s.not_counted and not s.excluded:
+            words += f", {s.not_counted} not counted"
         axes.annotate(words, (max(s.results, s.passed), y), xytext=(4, -3), textcoords="offset points", color=INK)
     axes.set_yticks(ys, [_plain(f"{s.code.upper()} {s.name}") for s in stations], fontsize=8)
-    axes.set_xlim(0, max(data.models, 1) * 1.15)
-    axes.set_xlabel(f"Models of the line-up ({data.models}) that passed each station")
+    axes.set_xlim(0, max(data.models, 1) * 1.4)
+    axes.set_xlabel(f"Models that passed each station: at S01 of all {data.models}, elsewhere of the "
+                    f"{data.counted} that passed S01")
     axes.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncols=2, frameon=False, fontsize=9)
 
 
@@ -154,7 +176,8 @@ STATUS_MARKS = {  # status: (marker, filled, words)
 def draw_station(data: StationChart, axes: Axes) -> None:
     ys = {model: i for i, model in enumerate(reversed(data.models))}
     for status, (marker, filled, words) in STATUS_MARKS.items():
-        points = [(x, ys[m]) for x, w in enumerate(data.weeks) for m, s in w.cells.items() if s == status]
+        points = [(x, ys[m]) for x, w in enumerate(data.weeks) for m, s in w.cells.items()
+                  if s == status and m not in w.not_counted]
         if points:
             colour = PALETTE[2] if status == "passed" else PALETTE[1]
             xs, ys_ = [p[0] for p in points], [p[1] for p in points]
@@ -163,6 +186,11 @@ def draw_station(data: StationChart, axes: Axes) -> None:
             else:
                 axes.scatter(xs, ys_, marker=marker, s=70, label=words, color=colour if filled else "white",
                              edgecolors=colour)
+    # A result the rate leaves out (S01 not passed that week, or excluded): grey, whatever the run did.
+    left_out = [(x, ys[m]) for x, w in enumerate(data.weeks) for m in w.not_counted if m in ys]
+    if left_out:
+        axes.scatter([p[0] for p in left_out], [p[1] for p in left_out], marker="o", s=70, color="white",
+                     edgecolors=MUTED, linestyle="--", label="not counted: S01 not passed, or excluded")
     for x, week in enumerate(data.weeks):
         axes.annotate("–" if week.rate is None else f"{week.passed}/{week.results}", (x, len(data.models) - 0.4),
                       ha="center", color=INK)
@@ -170,7 +198,7 @@ def draw_station(data: StationChart, axes: Axes) -> None:
     axes.set_xticks(range(len(data.weeks)), [w.week for w in data.weeks])
     axes.set_xlim(-0.5, max(len(data.weeks) - 0.5, 0.5))
     axes.set_ylim(-0.6, len(data.models))
-    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False, fontsize=9, ncols=6)
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False, fontsize=9, ncols=4)
 
 
 DRAWINGS: dict[str, tuple[Callable[[Any, Axes], None], tuple[float, float]]] = {

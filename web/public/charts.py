@@ -68,19 +68,25 @@ def describe_ranking(data: RankingChart) -> str:
 
 def describe_weeks(data: WeeksChart) -> str:
     changes = "; ".join(f"course {c.course_version} from {c.week}" for c in data.course_changes) or "no course change"
-    return (f"Each model's share passed per week from {data.weeks[0] if data.weeks else '–'} to "
-            f"{data.weeks[-1] if data.weeks else '–'}, with 95% intervals; {changes}.")
+    unranked = "; ".join(f"{s.label} in {', '.join(p.week for p in s.points if not p.ranked)}"
+                         for s in data.series if any(not p.ranked for p in s.points))
+    left_out = (f" Not drawn, because an unranked week's share is no score: {unranked}; the table lists them."
+                if unranked else "")
+    return (f"Each model's share passed per week it was ranked, from {data.weeks[0] if data.weeks else '–'} to "
+            f"{data.weeks[-1] if data.weeks else '–'}, with 95% intervals; {changes}.{left_out}")
 
 
 def describe_stops(data: StopsChart) -> str:
     hardest = sorted((s for s in data.stations if s.results and not s.excluded), key=lambda s: s.passed / s.results)
     few = ", ".join(f"{s.code.upper()} {s.name} ({s.passed} of {s.results})" for s in hardest[:3])
-    return (f"How many of the {data.models} models passed each station in week {data.week}, in the course's stage "
-            f"order. Fewest passed: {few or 'none'}.")
+    return (f"How many models passed each station in week {data.week}, in the course's stage order, counted as "
+            f"the score counts: at S01 all {data.models} models, at the other stations the {data.counted} that "
+            f"passed S01 (a model excluded by a correction counts nowhere). Fewest passed: {few or 'none'}.")
 
 
 def describe_stages(data: StopsChart) -> str:
-    return f"Share of results passed in each stage, per week, over {len(data.over_weeks)} week(s)."
+    return (f"Share of counted results passed in each stage, per week, over {len(data.over_weeks)} week(s): beyond "
+            f"the control, only the results of models that passed S01 that week.")
 
 
 def describe_cost(data: CostChart) -> str:
@@ -93,9 +99,12 @@ def describe_cost(data: CostChart) -> str:
 
 
 def describe_station(data: StationChart) -> str:
-    rates = ", ".join(f"{w.week}: {w.passed} of {w.results}" for w in data.weeks)
-    return (f"What each model's counted run did on {data.station.upper()} {data.name} per week; "
-            f"passed: {rates or 'none'}.")
+    rates = ", ".join(f"{w.week}: {w.passed} of {w.results}"
+                      + (f" ({', '.join(w.not_counted)} not counted)" if w.not_counted else "") for w in data.weeks)
+    counted = ("every model's result" if data.station == load_course(CURRENT_VERSION).control.code else
+               "the results of the models that passed S01 that week")
+    return (f"What each model's counted run did on {data.station.upper()} {data.name} per week; the rate counts "
+            f"{counted}, less models excluded by a correction; passed: {rates or 'none'}.")
 
 
 def _other_weeks(data: SiteData) -> list[str]:
