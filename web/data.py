@@ -14,7 +14,7 @@ import msgspec
 from adapters.readmodel_queries import WeekInfo
 from adapters.readmodels import ReadModels
 from domain.courses.course import CourseSpec, load_course
-from domain.projections.documents import Matrix, Ranking, WeekDocuments, in_stage_order
+from domain.projections.documents import Matrix, Ranking, WeekDocuments, in_stage_order, week_documents
 from domain.projections.facts import PublicationFact
 from domain.week.publications import standing
 from domain.week.publishing import NotPublishedError, UnknownWeekError
@@ -34,12 +34,17 @@ class WeekView(msgspec.Struct, frozen=True, kw_only=True):
     provisional: bool = False
     """The standing publication is provisional (the week was in progress): newer runs, not corrections, may
     differ from it."""
+    corrected_as_published: WeekDocuments | None = None
+    """The week as corrected, in the standing publication's documents format when that is not the current one (a
+    week published in an earlier format), to compare with it; None otherwise."""
 
     @property
     def changed_since_publication(self) -> bool:
-        """Corrected after its (final) publication."""
+        """Corrected after its (final) publication: the week as corrected, written in the publication's format,
+        differs from it. A newer documents format alone is no correction."""
+        now = self.corrected_as_published or self.corrected
         return self.published is not None and not self.provisional and (
-            self.published.ranking != self.corrected.ranking or self.published.matrix != self.corrected.matrix
+            self.published.ranking != now.ranking or self.published.matrix != now.matrix
         )
 
 
@@ -145,8 +150,11 @@ class SiteData:
             except NotPublishedError:
                 published = latest = None
         provisional = bool(info and info.provisional)
+        as_published = None
+        if published is not None and published.documents_format != corrected.documents_format:
+            as_published = week_documents(self.readmodels.week_facts(week), published.documents_format)
         return WeekView(week=week, corrected=corrected, published=published, latest_published=latest,
-                        provisional=provisional)
+                        provisional=provisional, corrected_as_published=as_published)
 
     def documents(self, week: str) -> WeekDocs:
         """The week's documents as Structs, decoded once per read-model position."""
