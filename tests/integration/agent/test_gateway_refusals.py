@@ -11,10 +11,8 @@ from collections.abc import Iterator
 
 import msgspec
 import pytest
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
 
 from adapters.browser.playwright_browser import PlaywrightBrowser
 from adapters.models.agent import ModelAgent
@@ -28,6 +26,7 @@ from domain.courses.course import load_course
 from lab.server import LabServer
 from ops.cli import main
 from tests.integration.agent.conftest import ThreadedApp
+from tests.integration.agent.fixed_gateways import INVALID_KEY, answering_every_call, gateway_named
 from tests.integration.agent.openai_server import OpenAIServer
 from tests.unit.agent.agent_fakes import ListRecorder, MemoryBlobs
 
@@ -131,18 +130,10 @@ async def test_the_model_check_calls_a_refusal_our_configuration_not_the_model_u
     assert "NOT AVAILABLE" not in lines[1] and "NOT AVAILABLE" in lines[2]
 
 
-async def _unauthorised(request: Request) -> JSONResponse:
-    await request.body()
-    return JSONResponse({"error": {"message": "invalid API key"}}, status_code=401)
-
-
 def test_the_command_exits_1_saying_the_gateway_refused_our_key_not_that_the_models_are_unavailable(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """A gateway that answers every call 401, as it answers a rejected key."""
-    gate = Starlette(routes=[Route("/v1/chat/completions", _unauthorised, methods=["POST"])])
-    with ThreadedApp(gate) as running:
-        monkeypatch.setenv("CANITBUY_MODEL_BASE_URL", f"{running.url}/v1")
-        monkeypatch.setenv("AI_GATEWAY_API_KEY", "sk-rejected")
+    with gateway_named(monkeypatch, answering_every_call(INVALID_KEY, status=401), "sk-rejected"):
         assert main(["models", "check", "--model", LUNA.model, "--model", HAIKU.model, "--timeout", "5"]) == 1
     captured = capsys.readouterr()
     assert captured.err.strip() == (f"canitbuy: 2 of 2 models failed the check: {LUNA.model}, {HAIKU.model} (the "

@@ -8,16 +8,13 @@ from collections.abc import Iterator
 
 import msgspec
 import pytest
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
 
 from adapters.models.check import check_lineup
 from adapters.models.client import HttpxModelClient
 from adapters.models.lineup import WEEKLY
 from ops.cli import main
 from tests.integration.agent.conftest import ThreadedApp
+from tests.integration.agent.fixed_gateways import answering_every_call, gateway_named
 from tests.integration.agent.openai_server import OpenAIServer, reply
 
 LUNA, HAIKU = WEEKLY[0], WEEKLY[1]
@@ -76,18 +73,10 @@ def test_the_command_exits_1_naming_every_model_the_gateway_cannot_serve(
     assert "NOT AVAILABLE" in captured.out
 
 
-async def _in_prose(request: Request) -> JSONResponse:
-    await request.body()
-    return JSONResponse(reply({"content": "I would open Aero Run 2."}))
-
-
 def test_the_command_exits_1_flagging_a_model_that_answers_without_an_action_as_available(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """A gateway that answers every call with a 200 in plain text (no tool call): the models are reached."""
-    prose = Starlette(routes=[Route("/v1/chat/completions", _in_prose, methods=["POST"])])
-    with ThreadedApp(prose) as running:
-        monkeypatch.setenv("CANITBUY_MODEL_BASE_URL", f"{running.url}/v1")
-        monkeypatch.setenv("AI_GATEWAY_API_KEY", "sk-test")
+    with gateway_named(monkeypatch, answering_every_call(reply({"content": "I would open Aero Run 2."})), "sk-test"):
         assert main(["models", "check", "--model", LUNA.model, "--timeout", "5"]) == 1
     captured = capsys.readouterr()
     assert captured.err.strip() == (f"canitbuy: 1 of 1 models failed the check: {LUNA.model} (unusable reply: the "

@@ -24,7 +24,7 @@ from domain.agent.episode import CutShort, Episode
 from domain.agent.verdicts import CutShortCause, Verdict
 from domain.courses.course import load_course
 from lab.server import LabServer
-from tests.integration.agent.conftest import ThreadedApp
+from tests.integration.agent.fixed_gateways import provider_for
 from tests.integration.agent.openai_server import OpenAIServer
 from tests.unit.agent.agent_fakes import ListRecorder, MemoryBlobs
 
@@ -34,9 +34,8 @@ LUNA = WEEKLY[0]
 
 @pytest.fixture(scope="module")
 def server(lab: LabServer) -> Iterator[tuple[OpenAIServer, str]]:
-    fake = OpenAIServer(lab.loopback_url("").rstrip("/"))
-    with ThreadedApp(fake.app) as running:
-        yield fake, f"{running.url}/v1"
+    with provider_for(lab) as served:
+        yield served
 
 
 class TimedRecorder(ListRecorder):

@@ -9,17 +9,15 @@ from datetime import UTC, datetime
 
 import msgspec
 import pytest
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
 
 from adapters.models.check import gateway_check
 from adapters.models.lineup import WEEKLY
 from adapters.settings import Settings
-from adapters.wiring import Runtime, build_runtime
+from adapters.wiring import Runtime
 from tests.integration.agent.conftest import ThreadedApp
+from tests.integration.agent.fixed_gateways import INVALID_KEY, answering_every_call
 from tests.integration.agent.openai_server import OpenAIServer
+from tests.integration.workers.clocked import Clock
 from workers.ledger import RunLedger
 from workers.plan import course_cells
 from workers.schedule import catch_up
@@ -30,22 +28,9 @@ MONDAY_1400 = datetime(2026, 11, 30, 14, 0, tzinfo=UTC)
 MODELS = [WEEKLY[0].model, WEEKLY[1].model]
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = MONDAY_0600
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-async def _unauthorised(request: Request) -> JSONResponse:
-    await request.body()
-    return JSONResponse({"error": {"message": "invalid API key"}}, status_code=401)
-
-
 @pytest.fixture
 def refusing() -> Iterator[str]:
-    with ThreadedApp(Starlette(routes=[Route("/v1/chat/completions", _unauthorised, methods=["POST"])])) as gate:
+    with ThreadedApp(answering_every_call(INVALID_KEY, status=401)) as gate:
         yield f"{gate.url}/v1"
 
 
@@ -57,13 +42,8 @@ def answering() -> Iterator[str]:
 
 @pytest.fixture
 def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def runtime(settings: Settings, clock: Clock) -> Iterator[Runtime]:
-    with build_runtime(settings, clock) as rt:
-        yield rt
+    """The line-up's own hour, 06:00 (the folder's runtime fixture is built on this clock)."""
+    return Clock(MONDAY_0600)
 
 
 def test_a_key_the_gateway_refuses_at_six_is_our_configuration_and_runs_the_week_once_it_is_taken(

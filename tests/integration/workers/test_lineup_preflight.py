@@ -19,17 +19,17 @@ from adapters.models.check import as_result, check_lineup, gateway_check
 from adapters.models.client import HttpxModelClient
 from adapters.models.lineup import WEEKLY
 from adapters.settings import Settings
-from adapters.wiring import Runtime, build_runtime
+from adapters.wiring import Runtime
 from domain.agent.lineup import Entrant, ModelCheckResult
 from tests.integration.agent.conftest import ThreadedApp
 from tests.integration.agent.openai_server import OpenAIServer
+from tests.integration.workers.clocked import MONDAY_MORNING, Clock
 from workers.ledger import RunLedger
 from workers.plan import course_cells
 from workers.schedule import CatchUp, Preflight, catch_up
 
 WEEK = "2026-W49"
 MONDAY_0600 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
-MONDAY_MORNING = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
 MONDAY_1355 = datetime(2026, 11, 30, 13, 55, tzinfo=UTC)
 MONDAY_1400 = datetime(2026, 11, 30, 14, 0, tzinfo=UTC)
 MONDAY_1405 = datetime(2026, 11, 30, 14, 5, tzinfo=UTC)
@@ -40,32 +40,11 @@ HAIKU = msgspec.structs.replace(WEEKLY[1], route=f"{WEEKLY[1].route}-unavailable
 BABBLER = msgspec.structs.replace(WEEKLY[1], route=f"{WEEKLY[1].route}-malformed")  # answers in prose, no action
 
 
-class Clock:
-    """The time the record stamps events with and the schedule reads: the test moves it."""
-
-    def __init__(self, now: datetime = MONDAY_MORNING) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
 @pytest.fixture
 def gateway() -> Iterator[tuple[OpenAIServer, str]]:
     fake = OpenAIServer()
     with ThreadedApp(fake.app) as running:
         yield fake, f"{running.url}/v1"
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def runtime(settings: Settings, clock: Clock) -> Iterator[Runtime]:
-    with build_runtime(settings, clock) as rt:
-        yield rt
 
 
 def through(base: str, entrants: Sequence[Entrant], asked: list[list[str]] | None = None) -> Preflight:

@@ -3,7 +3,6 @@ and on no other day: the schedule driven by a clock the test moves, and `canitbu
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from uuid import UUID
 
@@ -11,14 +10,13 @@ import pytest
 
 from adapters.settings import Settings
 from adapters.wiring import Runtime, build_runtime
-from domain.agent.verdicts import Verdict
 from ops.cli import main
+from tests.integration.workers.clocked import MONDAY_MORNING, Clock, cut_short, finish
 from workers.ledger import RunLedger
 from workers.plan import Cell, run_id_for
 from workers.schedule import CatchUp, catch_up
 
 WEEK = "2026-W49"
-MONDAY_MORNING = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
 MONDAY_1355 = datetime(2026, 11, 30, 13, 55, tzinfo=UTC)
 MONDAY_1400 = datetime(2026, 11, 30, 14, 0, tzinfo=UTC)
 MONDAY_1600 = datetime(2026, 11, 30, 16, 0, tzinfo=UTC)
@@ -29,38 +27,9 @@ WEDNESDAY = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
 SUNDAY_NIGHT = datetime(2026, 12, 6, 23, 55, tzinfo=UTC)
 
 
-class Clock:
-    def __init__(self, now: datetime = MONDAY_MORNING) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def runtime(settings: Settings, clock: Clock) -> Iterator[Runtime]:
-    with build_runtime(settings, clock) as rt:
-        yield rt
-
-
 def tick(runtime: Runtime, ledger: RunLedger, clock: Clock, at: datetime) -> CatchUp:
     clock.now = at
     return catch_up(runtime, ledger, at, models=["baseline-robust"], publish=None)
-
-
-def cut_short(runtime: Runtime, run_id: UUID) -> None:
-    runtime.record.start_run(run_id, worker="test", browser_version="-", agent_version="-")
-    runtime.record.cut_short_run(run_id, "our_error", "worker lost", steps=1)
-
-
-def finish(runtime: Runtime, run_id: UUID) -> None:
-    runtime.record.start_run(run_id, worker="test", browser_version="-", agent_version="-")
-    runtime.record.finish_run(run_id, Verdict(passed=True, outcome="passed"), steps=1, seconds=1.0)
 
 
 def repeat_of(runtime: Runtime, run_id: UUID) -> UUID:

@@ -6,11 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from uuid import UUID
-
-import pytest
 
 from adapters.readmodels import ReadModels
 from adapters.settings import Settings
@@ -19,6 +15,7 @@ from domain.agent.verdicts import Verdict
 from domain.eventlog.commands import ScheduleRun
 from domain.eventlog.handlers import schedule_runs
 from domain.week.weeks import week_of
+from tests.integration.workers.clocked import MONDAY_MORNING, Clock, cut_short, finish
 from workers.ledger import RunLedger
 from workers.plan import Cell, course_cells, run_id_for, schedule_course
 from workers.schedule import CatchUp, catch_up, publish
@@ -27,46 +24,13 @@ MODELS = ["baseline-robust", "baseline-naive"]
 SUNDAY = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)            # 2026-W48
 SUNDAY_NIGHT = datetime(2026, 11, 29, 23, 59, tzinfo=UTC)     # 2026-W48, its last minute
 MONDAY_EARLY = datetime(2026, 11, 30, 5, 0, tzinfo=UTC)       # 2026-W49, before the line-up
-MONDAY_MORNING = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
 MONDAY_AFTERNOON = datetime(2026, 11, 30, 15, 0, tzinfo=UTC)
 WEDNESDAY = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
 NEXT_MONDAY = datetime(2026, 12, 7, 7, 0, tzinfo=UTC)         # 2026-W50
 
 
-class Clock:
-    """The time the record stamps events with and the schedule reads: the test moves it."""
-
-    def __init__(self, now: datetime = MONDAY_MORNING) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def runtime(settings: Settings, clock: Clock) -> Iterator[Runtime]:
-    with build_runtime(settings, clock) as rt:
-        yield rt
-
-
 def scheduled_events(runtime: Runtime) -> list[str]:
     return [e.originator_id for e in runtime.record.read_log(limit=100_000) if e.name == "Run.Scheduled"]
-
-
-def finish(runtime: Runtime, run_id: UUID, passed: bool = True) -> None:
-    runtime.record.start_run(run_id, worker="test", browser_version="-", agent_version="-")
-    runtime.record.finish_run(run_id, Verdict(passed=passed, outcome="passed" if passed else "stopped"),
-                              steps=1, seconds=1.0)
-
-
-def cut_short(runtime: Runtime, run_id: UUID) -> None:
-    runtime.record.start_run(run_id, worker="test", browser_version="-", agent_version="-")
-    runtime.record.cut_short_run(run_id, "our_error", "worker lost", steps=1)
 
 
 def tick(runtime: Runtime, ledger: RunLedger, models: list[str] | None = None, publishing: bool = True) -> CatchUp:
