@@ -8,6 +8,7 @@ import re
 from datetime import date
 
 from desk_client import AUDITOR, STAFF, csrf_of, sign_in, sign_out
+from site_waits import eventually
 
 from adapters.wiring import build_runtime
 from domain.agent.lineup import Entrant, ModelCheckResult
@@ -170,7 +171,7 @@ def test_a_run_cut_short_shows_on_the_overview_and_is_found_among_the_cut_short(
         runtime.record.start_run(run, worker="test", browser_version="chromium-test", agent_version="test")
         runtime.record.cut_short_run(run, "model_connection", "the gateway timed out")
     sign_in(site.client, *STAFF)
-    overview = _eventually(site, "/staff/", "1 cell cut short")
+    overview = eventually(site, "/staff/", "1 cell cut short")
     assert f'href="/staff/runs/{run}">model-epsilon on S04 (model connection)' in overview
     found = site.client.get("/staff/runs?cause=any").text
     assert "1 run</h2>" in found and f'href="/staff/runs/{run}"' in found
@@ -190,7 +191,7 @@ def test_a_model_the_checks_could_not_reach_is_shown_as_such_not_as_failures(sit
     week = site.week.week
     site.client.get("/staff/sign-in")  # any request; the site follows the log
     for path in (f"/ranking?week={week}", f"/matrix?week={week}", f"/weeks/{week}"):
-        page = _eventually(site, path, "Unavailable this morning")
+        page = eventually(site, path, "Unavailable this morning")
         assert "Omega 1" in page and "answered 503" not in page, path
         assert "from 14:00 UTC the same Monday" in page, path
     matrix = site.client.get(f"/matrix?week={week}").text
@@ -202,20 +203,10 @@ def test_a_model_the_checks_could_not_reach_is_shown_as_such_not_as_failures(sit
         runtime.record.record_models_checked(week, [
             ModelCheckResult(model="model-omega", available=False, problem="the gateway answered 503")], attempt=2)
     for path in (f"/ranking?week={week}", f"/matrix?week={week}", f"/weeks/{week}"):
-        page = _eventually(site, path, "Unavailable that week")
+        page = eventually(site, path, "Unavailable that week")
         assert "Omega 1" in page and "Unavailable this morning" not in page, path
         assert "nor when it was checked again at 14:00 UTC" in page, path
     assert "at 06:00 or at 14:00 UTC on Monday, so it was not run" in site.client.get(f"/matrix?week={week}").text
-
-
-def _eventually(site, path: str, text: str) -> str:
-    import time
-
-    deadline = time.monotonic() + 15
-    while text not in (page := site.client.get(path).text):
-        assert time.monotonic() < deadline, f"{path} never showed {text!r}"
-        time.sleep(0.2)
-    return page
 
 
 def test_every_kind_the_one_kind_form_offers_is_a_correction_the_record_takes() -> None:

@@ -5,21 +5,13 @@ desk asks for the configuration to be fixed."""
 from __future__ import annotations
 
 import re
-import time
 from datetime import date
 
 from desk_client import STAFF, sign_in, sign_out
+from site_waits import eventually
 
 from adapters.wiring import build_runtime
 from domain.agent.lineup import Entrant, ModelCheckResult
-
-
-def _eventually(site, path: str, text: str) -> str:
-    deadline = time.monotonic() + 15
-    while text not in (page := site.client.get(path).text):
-        assert time.monotonic() < deadline, f"{path} never showed {text!r}"
-        time.sleep(0.2)
-    return page
 
 
 def _callout(page: str, heading_id: str) -> str:
@@ -40,7 +32,7 @@ def test_a_model_the_gateway_refused_us_for_is_not_run_because_of_us_not_unavail
             ModelCheckResult(model="model-alpha", available=True)])
     site.client.get("/staff/sign-in")  # any request; the site follows the log
     for path in (f"/ranking?week={week}", f"/matrix?week={week}", f"/weeks/{week}"):
-        page = _eventually(site, path, "Not run because of our configuration")
+        page = eventually(site, path, "Not run because of our configuration")
         ours = _callout(page, "refused-title")
         assert "Rho 1" in ours and "our configuration’s error, not" in ours and "Omega 1" not in ours, path
         unavailable = _callout(page, "unavailable-title")

@@ -4,26 +4,11 @@ recorded before the field existed replay as they did (a 4xx then read as the mod
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any
 
-import msgspec
-from eventsourcing.persistence import JSONTranscoder, StoredEvent
+from lineup_checks import AFTERNOON, WEEK, checked_in_the_morning, reached, replayed_as_stored, unreachable
 
 from domain.agent.lineup import LineUp, ModelCheckResult
-from domain.eventlog.schema import MsgspecMapper
-
-WEEK = "2026-W49"
-MORNING = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
-AFTERNOON = datetime(2026, 11, 30, 14, 0, tzinfo=UTC)
-
-
-def reached(model: str) -> ModelCheckResult:
-    return ModelCheckResult(model=model, available=True, resolved=f"test/{model}", ms=120)
-
-
-def unreachable(model: str) -> ModelCheckResult:
-    return ModelCheckResult(model=model, available=False, ms=60_000, problem="connection refused")
 
 
 def refused(model: str) -> ModelCheckResult:
@@ -31,28 +16,16 @@ def refused(model: str) -> ModelCheckResult:
                             problem="the gateway refused our request: HTTP 401")
 
 
-def checked_in_the_morning(*results: ModelCheckResult) -> LineUp:
-    lineup = LineUp.open(at=MORNING)
-    lineup.record_check(WEEK, list(results), at=MORNING)
-    return lineup
-
-
 def replayed(events: list[Any], *, drop: str = "") -> LineUp:
     """The line-up rebuilt from its events as the public schema stores them; `drop`: that field of every check
     result removed, as the result was stored before the field existed."""
-    mapper = MsgspecMapper(transcoder=JSONTranscoder())
-    lineup: LineUp | None = None
-    for event in events:
-        stored = mapper.to_stored_event(event)
-        if drop:
-            state = msgspec.json.decode(stored.state)
-            for result in state.get("results", []):
-                result.pop(drop, None)
-            stored = StoredEvent(originator_id=stored.originator_id, originator_version=stored.originator_version,
-                                 topic=stored.topic, state=msgspec.json.encode(state))
-        lineup = cast(Any, mapper.to_domain_event(stored)).mutate(lineup)
-    assert isinstance(lineup, LineUp)
-    return lineup
+
+    def without_the_field(state: dict[str, Any]) -> bool:
+        for result in state.get("results", []):
+            result.pop(drop, None)
+        return True
+
+    return replayed_as_stored(events, without_the_field if drop else None)
 
 
 def test_a_model_the_gateway_refused_us_for_is_not_run_and_the_refusal_is_ours() -> None:

@@ -5,52 +5,27 @@ replay exactly through the public schema, older events (without an attempt) as t
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any
 
-import msgspec
 import pytest
-from eventsourcing.persistence import JSONTranscoder, StoredEvent
 from hypothesis import given
 from hypothesis import strategies as st
+from lineup_checks import AFTERNOON, MORNING, WEEK, checked_in_the_morning, reached, replayed_as_stored, unreachable
 
-from domain.agent.lineup import LineUp, LineUpError, ModelCheckResult
-from domain.eventlog.schema import MsgspecMapper
-
-WEEK = "2026-W49"
-MORNING = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
-AFTERNOON = datetime(2026, 11, 30, 14, 0, tzinfo=UTC)
-
-
-def reached(model: str, problem: str = "") -> ModelCheckResult:
-    return ModelCheckResult(model=model, available=True, resolved=f"test/{model}", ms=120, problem=problem)
-
-
-def unreachable(model: str) -> ModelCheckResult:
-    return ModelCheckResult(model=model, available=False, ms=60_000, problem="connection refused")
-
-
-def checked_in_the_morning(*results: ModelCheckResult) -> LineUp:
-    lineup = LineUp.open(at=MORNING)
-    lineup.record_check(WEEK, list(results), at=MORNING)
-    return lineup
+from domain.agent.lineup import LineUp, LineUpError
 
 
 def replayed(events: list[Any], *, without_attempt: bool = False) -> LineUp:
     """The line-up rebuilt from its events as the public schema stores them (what a restart or a replay reads);
     `without_attempt`: each check stored as it was before there was a second check, with no attempt."""
-    mapper = MsgspecMapper(transcoder=JSONTranscoder())
-    lineup: LineUp | None = None
-    for event in events:
-        stored = mapper.to_stored_event(event)
-        state = msgspec.json.decode(stored.state)
-        if without_attempt and "attempt" in state:
-            del state["attempt"]
-            stored = StoredEvent(originator_id=stored.originator_id, originator_version=stored.originator_version,
-                                 topic=stored.topic, state=msgspec.json.encode(state))
-        lineup = cast(Any, mapper.to_domain_event(stored)).mutate(lineup)
-    assert isinstance(lineup, LineUp)
-    return lineup
+
+    def no_attempt(state: dict[str, Any]) -> bool:
+        if "attempt" not in state:
+            return False
+        del state["attempt"]
+        return True
+
+    return replayed_as_stored(events, no_attempt if without_attempt else None)
 
 
 def test_a_model_the_morning_could_not_reach_is_unavailable_until_the_afternoon_reaches_it() -> None:
