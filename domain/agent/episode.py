@@ -2,9 +2,9 @@
 
 The clock is injected so the limits are testable; the ports do the I/O. The caller records `started` (it
 knows the worker and versions) and closes the session; the episode records every step and how the run ended.
-The judge reads the page after every action; a run ends as soon as the order form is open. A reply our token limit
-cut before it held an action cuts the run short as our error; the call was charged, so it is recorded first as the
-step it was (CUT_RESULT), and the run cut short counts it among its steps.
+The judge reads the page after every step, a stop included; a run ends as soon as the order form is open. A reply
+our token limit cut before it held an action cuts the run short as our error; the call was charged, so it is
+recorded first as the step it was (CUT_RESULT), and the run cut short counts it among its steps.
 
 The 150 seconds are the run's clock: the wall time since the first page was opened, less the time its model calls
 waited for a free place under our own limit on calls at once to their provider (CANITBUY_PROVIDER_CONCURRENCY),
@@ -139,30 +139,33 @@ class Episode:
                 await self._record(number, observation, cut.spent, CUT_RESULT, began, blobs)
             raise
         result = await self._carry_out(decision, observation)
-        if isinstance(decision.action, Stop):
-            await self._record(number, observation, decision, result, began, blobs)
-            why = f"the agent stopped: {decision.action.reason}"
-            return self._end("stopped", observation, number, why), observation
-        # The judge reads the page while the step is stored; neither moves the run on, and the step is stored
-        # (or has failed) before the judge's answer is used, whatever the probe did.
+        stop = decision.action if isinstance(decision.action, Stop) else None
+        # The judge reads the page after every step, a stop as much as an action: a model that stops at an order
+        # form the probe after its last action read too early (s11 builds its pages a second late) stopped at the
+        # checkout, and the page, not its stop, says so. The judge reads the page while the step is stored;
+        # neither moves the run on, and the step is stored (or has failed) before the judge's answer is used,
+        # whatever the probe did.
         recording = asyncio.ensure_future(self._record(number, observation, decision, result, began, blobs))
         try:
             probe = await self.session.probe()
             read_at = self._elapsed()
         finally:
             await recording
-        if read_at >= self.max_seconds:
+        if read_at >= self.max_seconds and (stop is None or probe.checkout_open):
             # The action or the judge's read ran past the run's time: what the page shows now came too late to
-            # count, a checkout as much as anything else (and the cart marker stays the one read in time).
+            # count, a checkout as much as anything else (and the cart marker stays the one read in time). A stop
+            # the judge reads late without a checkout is still the agent's stop.
             late = f": the order form opened at {read_at:.1f} s, after the limit" if probe.checkout_open else ""
             return self._end("time_limit", observation, number,
                              f"no checkout within {self.max_seconds:g} seconds{late}"), observation
-        self._checkout_open = probe.checkout_open
-        if probe.cart_json is not None:
-            self._cart_json = probe.cart_json
-        if self.task.kind == "arc":
-            return judge_arc_probe(probe, self.task, number), observation
-        return judge_probe(probe, self.task, number), observation
+        if read_at < self.max_seconds:
+            self._checkout_open = probe.checkout_open
+            if probe.cart_json is not None:
+                self._cart_json = probe.cart_json
+        judged = (judge_arc_probe if self.task.kind == "arc" else judge_probe)(probe, self.task, number)
+        if judged is None and stop is not None:
+            return self._end("stopped", observation, number, f"the agent stopped: {stop.reason}"), observation
+        return judged, observation
 
     def _put_blobs(self, observation: Observation) -> asyncio.Future[tuple[str | None, str]]:
         def put() -> tuple[str | None, str]:
