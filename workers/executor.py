@@ -5,7 +5,7 @@ a run already finished or cut short is skipped, and so is a run whose lease anot
 `running` with a free lease was left by a worker that died: it cannot be resumed (its page state is gone), so it
 is cut short (our error) and the schedule repeats it. Failures map to causes: the model unreachable is
 `model_connection`; anything else of ours (the browser crashing, the lab unreachable, for the reading station
-too: a store its crawl could not reach) is `our_error`.
+too: a store its crawl could not reach; the gateway refusing our key, credits or route) is `our_error`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from adapters.browser.media import RunMedia
 from adapters.browser.session import PlaywrightSession
 from adapters.fetcher import StoreUnreachableError
 from adapters.run_recorder import RecordRunRecorder, with_retries
-from domain.agent.agent_ports import BudgetCutError, ModelConnectionError, read_cut_step
+from domain.agent.agent_ports import BudgetCutError, GatewayRefusalError, ModelConnectionError, read_cut_step
 from domain.agent.episode import CutShort, Episode
 from domain.agent.judge import judge_answer
 from domain.agent.runs import Run, ShownScreen
@@ -174,6 +174,12 @@ async def _read(res: Resources, run: Run, task: Any, began: float, recorder: Rec
     except ModelConnectionError as error:
         await recorder.cut_short("model_connection", str(error), steps=0,
                                  seconds=round(time.monotonic() - began, 3))
+        return "cut_short"
+    except GatewayRefusalError as error:
+        # Our key, credits or route: our error in the gateway's words ("the gateway refused our request: HTTP
+        # 401"), as for the browser agent; nothing was answered, so nothing was charged and there is no step.
+        log.warning("reader run %s cut short: %s", run.id, error)
+        await recorder.cut_short("our_error", str(error), steps=0, seconds=round(time.monotonic() - began, 3))
         return "cut_short"
     except BudgetCutError as error:
         # Our limit cut the reply: our error, not a result. The provider charged for the call, so it is the run's

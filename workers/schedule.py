@@ -105,25 +105,42 @@ def _checked(runtime: Runtime, week: str, models: Sequence[str], preflight: Pref
         if not results:
             return []
         runtime.record.record_models_checked(week, results)
-        unavailable = runtime.record.lineup().unavailable(week)
+        lineup = runtime.record.lineup()
+        unavailable, refused = lineup.unavailable(week), lineup.refused(week)
         _log_unusable(week, results)
-        if unavailable:
+        if down := [m for m in unavailable if m not in refused]:
             log.warning("%s: not scheduled this morning, the gateway could not reach them (checked again at "
-                        "14:00 UTC): %s", week, ", ".join(unavailable))
+                        "14:00 UTC): %s", week, ", ".join(down))
+        if refused:
+            log.warning("%s: not scheduled this morning, the gateway refused our request for them: our "
+                        "configuration (key, credits or route), not the models (checked again at 14:00 UTC): %s",
+                        week, "; ".join(_refusals(refused, results)))
         return unavailable
     again = [m for m in lineup.to_check_again(week) if m in models] if afternoon else []
     if not again:
         return lineup.unavailable(week)
     results = preflight(again)
     runtime.record.record_models_checked(week, results, attempt=2)
-    unavailable = runtime.record.lineup().unavailable(week)
+    lineup = runtime.record.lineup()
+    unavailable, refused = lineup.unavailable(week), lineup.refused(week)
     _log_unusable(week, results)
     answered = [m for m in again if m not in unavailable]
     if answered:
         log.warning("%s: answered the afternoon check, scheduled now: %s", week, ", ".join(answered))
-    if unavailable:
-        log.warning("%s: unreachable at both checks, no place this week: %s", week, ", ".join(unavailable))
+    if down := [m for m in unavailable if m not in refused]:
+        log.warning("%s: unreachable at both checks, no place this week: %s", week, ", ".join(down))
+    if refused:
+        log.warning("%s: the gateway refused our request for them at the afternoon check too: our configuration "
+                    "(key, credits or route), not the models; no place this week: %s", week,
+                    "; ".join(_refusals(refused, results)))
     return unavailable
+
+
+def _refusals(models: Sequence[str], results: Sequence[ModelCheckResult]) -> list[str]:
+    """Each refused model with the status the gateway answered, from this check (else the model alone)."""
+    problems = {r.model: r.problem for r in results if r.gateway_refused}
+    said = "the gateway refused our request: "
+    return [f"{m} ({problems[m].removeprefix(said)})" if problems.get(m) else m for m in models]
 
 
 def _log_unusable(week: str, results: Sequence[ModelCheckResult]) -> None:
