@@ -128,8 +128,8 @@ async def _execute(res: Resources, run: Run, recorder: RecordRunRecorder) -> str
                                agent_version=agent_version, agent_release=release)
         if run.kind == "reader":
             return await _read(res, run, task, began, recorder)
-        session = await res.browser_session(task.start_url, open_web=on_a_real_store(run.kind, task.start_url,
-                                                                                    res.runtime.settings.lab_domain))
+        real_store = on_a_real_store(run.kind, task.start_url, res.runtime.settings.lab_domain)
+        session = await res.browser_session(task.start_url, open_web=real_store)
     except ModelConnectionError as error:
         await recorder.cut_short("model_connection", str(error), steps=0, seconds=time.monotonic() - began)
         return "cut_short"
@@ -147,7 +147,8 @@ async def _execute(res: Resources, run: Run, recorder: RecordRunRecorder) -> str
     try:
         agent = res.agent_for(run.model)
         episode = Episode(session=session, agent=agent, task=task, recorder=recorder, blobs=res.runtime.blobs,
-                          clock=time.monotonic, signed=res.agents.signer is not None)
+                          clock=time.monotonic, signed=res.agents.signer is not None, stores_ours=not real_store,
+                          gate_refusal=session.gate_refusal)
         result = await episode.run()
     except BaseException:
         with anyio.CancelScope(shield=True):

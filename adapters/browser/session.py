@@ -49,6 +49,8 @@ _PROBE = """() => {
 }"""
 PROBE_EXPRESSION = f"({_PROBE})()"
 RECEIPT_HEADER = "nordlys-receipt"
+GATE_REFUSED_HEADER = "nordlys-gate-refused"
+"""Why the lab's bot gate (s13) refused the page's request, on its verification page: read by the harness only."""
 _observation = msgspec.convert
 _decode = msgspec.json.decode
 
@@ -102,6 +104,7 @@ class PlaywrightSession:
         """The Signature and Signature-Input values sent, looked for in the trace before it is kept."""
         self._status = 200
         self._receipt_header: str | None = None
+        self._gate_refused: str | None = None
         self._inflight: set[Request] = set()
         page.on("response", self._on_response)
         page.on("request", self._started)
@@ -123,10 +126,16 @@ class PlaywrightSession:
         # The main document's status tells a verification page (403) from a page that merely says "verify".
         if response.request.is_navigation_request() and response.frame == self._page.main_frame:
             self._status = response.status
+            self._gate_refused = response.headers.get(GATE_REFUSED_HEADER)
         # The lab's receipt also comes as a header (s11 sends it on the data its page is built from).
         receipt = response.headers.get(RECEIPT_HEADER)
         if receipt:
             self._receipt_header = receipt
+
+    def gate_refusal(self) -> str | None:
+        """Why our lab's bot gate refused the page shown now (its `Nordlys-Gate-Refused` header), else None: for
+        the harness, never in what the agent is shown."""
+        return self._gate_refused
 
     async def sign(self) -> None:
         """A fresh signature for this step's requests (short window, no nonce)."""

@@ -57,6 +57,14 @@ class UnsignedAgentError(RuntimeError):
     """A verification page met by a run that could not sign its requests: our configuration, not the model."""
 
 
+class GateRefusedError(RuntimeError):
+    """A verification page on our own store met by a run that signs its requests: our lab's bot gate did not accept
+    our signature (its key directory out of the lab's reach, a wrong key, a clock out of the window), our outage,
+    never the model's stop. Nothing a model does makes a signed request fail there: the browser signs afresh before
+    every action, for the store's own address, and the lab's rate limit answers "too many requests", not a
+    verification page."""
+
+
 class OurThrottleError(RuntimeError):
     """The run's model calls waited longer than MAX_OUR_WAIT for free places under our own limit on calls at once:
     our throttling used the time, so the run is cut short as our error, neither a time limit nor the connection."""
@@ -83,6 +91,12 @@ class Episode:
     signed: bool = True
     """Whether the browser signs the run's requests (Web Bot Auth). Unsigned is our configuration's doing: a run
     that meets a verification page (s13's gate) unsigned is cut short as our error, never the model's stop."""
+    stores_ours: bool = True
+    """Whether the run's store is ours (the course's lab; False for ARC's real stores): a verification page there
+    met by a signed run is our gate refusing our signature, cut short as our error; on a real store it is the
+    store's answer, a result."""
+    gate_refusal: Callable[[], str | None] | None = None
+    """Why our lab's gate refused the page shown (the session's reading of the gate's header), for the detail."""
     history: list[StepRecord] = field(default_factory=list)
     _started: float = 0.0
     _checkout_open: bool = False
@@ -99,7 +113,7 @@ class Episode:
             return await self._cut_short("model_connection", str(error))
         except GatewayRefusalError as error:  # our key, credits or route: neither the model nor its connection
             return await self._cut_short("our_error", str(error))
-        except (UnsignedAgentError, OurThrottleError) as error:
+        except (UnsignedAgentError, GateRefusedError, OurThrottleError) as error:
             return await self._cut_short("our_error", str(error))
         except Exception as error:  # noqa: BLE001 - any other failure is ours, and it must be recorded
             return await self._cut_short("our_error", f"{type(error).__name__}: {error}")
@@ -128,6 +142,8 @@ class Episode:
             if not self.signed:
                 raise UnsignedAgentError("a verification page stopped a run that could not sign its requests "
                                          "(no key directory the lab can reach is configured): our error")
+            if self.stores_ours:
+                raise GateRefusedError(self._gate_detail())
             return self._end("verification_page", observation, number,
                              "a verification page stopped the agent; it does not solve them"), observation
         try:
@@ -166,6 +182,12 @@ class Episode:
         if judged is None and stop is not None:
             return self._end("stopped", observation, number, f"the agent stopped: {stop.reason}"), observation
         return judged, observation
+
+    def _gate_detail(self) -> str:
+        reason = self.gate_refusal() if self.gate_refusal is not None else None
+        why = f" ({reason})" if reason else ""
+        return (f"our lab's bot gate refused our signed requests{why}: our signing, key or key directory, not the "
+                "model")
 
     def _put_blobs(self, observation: Observation) -> asyncio.Future[tuple[str | None, str]]:
         def put() -> tuple[str | None, str]:

@@ -139,9 +139,12 @@ class KeyDirectory:
         except TimeoutError:
             self._failed(url)
             raise DirectoryError(f"directory took longer than {TIMEOUT_S:g} s") from None
-        except (DirectoryError, httpx.HTTPError) as error:
+        except DirectoryError:
             self._failed(url)
-            raise DirectoryError(str(error)) from error
+            raise
+        except httpx.HTTPError as error:  # the gate's header names it: say it was the directory's fetch
+            self._failed(url)
+            raise DirectoryError(f"directory could not be fetched: {error or type(error).__name__}") from error
         self._remember(url, keys)
         return keys
 

@@ -5,6 +5,11 @@ A browser that does not call itself a bot passes untouched; a named bot without 
 held is left in scope["lab"]["agent_keyid"] (by the rate limit, when it verified it first), so nothing
 verifies it twice (a nonce works once).
 The lab's receipt keys are not the store's: they stay readable by anyone.
+
+The page says what the gate accepts; the `Nordlys-Gate-Refused` header says why this request was refused ("no
+signature", "sig1: keyid is not in the agent's directory", "sig1: outside its time window", a directory the lab
+could not fetch, ...), for the harness of a signing agent to tell its own outage from the store's answer. It is a
+response header: no page text, nothing a model shown the page sees.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from lab.receipts import RECEIPT_KEYS_PATH
 
 BOT_NAMES = re.compile(r"bot|agent|crawler|spider|scraper|gpt|claude|anthropic|openai|perplexity|gemini", re.IGNORECASE)
 OPEN_PATHS = frozenset({RECEIPT_KEYS_PATH})
+REFUSED_HEADER = b"nordlys-gate-refused"
+MAX_REASON = 300
 log = logging.getLogger("lab.botgate")
 
 
@@ -39,11 +46,12 @@ class BotGate:
         if not BOT_NAMES.search(headers.get("user-agent", "")):
             return await self.app(scope, receive, send)
         if await verified_keyid(scope, self.verifier) is None:
-            log.info("bot gate: %s", scope["lab"].get("signature_rejected", "no signature"))
-            return await self._gate(send)
+            reason = str(scope["lab"].get("signature_rejected", "no signature"))
+            log.info("bot gate: %s", reason)
+            return await self._gate(send, reason)
         await self.app(scope, receive, send)
 
-    async def _gate(self, send: Send) -> None:
+    async def _gate(self, send: Send, reason: str) -> None:
         body = render.render_text("gate.html", limits=limits()).encode()
         await send(
             {
@@ -53,7 +61,14 @@ class BotGate:
                     (b"content-type", b"text/html; charset=utf-8"),
                     (b"cache-control", b"no-store"),
                     (b"content-length", str(len(body)).encode()),
+                    (REFUSED_HEADER, header_value(reason)),
                 ],
             }
         )
         await send({"type": "http.response.body", "body": body})
+
+
+def header_value(reason: str) -> bytes:
+    """The reason as one header line: printable ASCII only, at most MAX_REASON characters."""
+    printable = "".join(c if " " <= c <= "~" else "?" for c in reason)
+    return printable[:MAX_REASON].encode("ascii")

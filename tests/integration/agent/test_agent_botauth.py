@@ -20,7 +20,6 @@ from adapters.botauth import DIRECTORY_PATH, DIRECTORY_TYPE, BotAuthSigner, load
 from adapters.browser.playwright_browser import PlaywrightBrowser
 from domain.agent.agent_ports import station_task
 from domain.agent.episode import CutShort, Episode
-from domain.agent.verdicts import Verdict
 from domain.courses.course import load_course
 from lab.server import LabServer
 from tests.unit.agent.agent_fakes import ListRecorder, MemoryBlobs
@@ -80,5 +79,7 @@ async def test_a_run_that_meets_s13s_gate_unsigned_by_our_configuration_is_our_e
                 await session.close()
     told, believed = results
     assert isinstance(told, CutShort) and told.cause == "our_error" and "could not sign" in told.detail
-    # What was recorded before: the same unsigned run charged to the model as a verification_page result.
-    assert isinstance(believed, Verdict) and believed.outcome == "verification_page"
+    # A run that believes it signs is refused by our own gate all the same: our error too, never the model's
+    # verification_page result (recorded so before).
+    assert isinstance(believed, CutShort) and believed.cause == "our_error", believed
+    assert believed.detail.startswith("our lab's bot gate refused our signed requests")

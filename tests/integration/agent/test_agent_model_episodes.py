@@ -188,10 +188,10 @@ async def test_a_reasoning_model_cut_by_our_limit_is_our_error_and_passes_with_i
     assert recorder.steps[0].cost_usd == cost_usd(roomy, 1200, THINKING_TOKENS + 30) > cost_usd(roomy, 1200, 30)
 
 
-async def test_a_model_whose_signature_the_gate_cannot_check_meets_the_verification_page(
+async def test_a_model_whose_signature_the_gate_cannot_check_is_cut_short_as_our_error(
         server: tuple[OpenAIServer, str], lab: LabServer, tmp_path: Path) -> None:
     # The harness signs, but with a key directory nobody serves: s13's gate cannot verify the agent and shows
-    # its verification page, which the agent does not solve.
+    # its verification page. Our outage, not the model's stop (it was recorded as a verification_page before).
     _, base = server
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -199,5 +199,6 @@ async def test_a_model_whose_signature_the_gate_cannot_check_meets_the_verificat
     signer = BotAuthSigner(load_or_create_key(None, tmp_path), nowhere)
     async with PlaywrightBrowser(signer) as unverifiable:
         result, recorder = await episode(base, playing("plays-competent"), "s13", unverifiable, lab)
-    assert isinstance(result, Verdict) and result.outcome == "verification_page", result
-    assert recorder.steps[-1].result == "verification page: stopped"
+    assert isinstance(result, CutShort) and result.cause == "our_error", result
+    assert result.detail.startswith("our lab's bot gate refused our signed requests")
+    assert recorder.steps[-1].result == "verification page: stopped" and recorder.verdict is None

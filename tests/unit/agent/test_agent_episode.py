@@ -90,11 +90,18 @@ async def test_the_time_limit_ends_the_run() -> None:
     assert isinstance(result, Verdict) and result.outcome == "time_limit" and len(recorder.steps) < 16
 
 
-async def test_a_verification_page_stops_the_run_as_a_valid_result() -> None:
+async def test_a_verification_page_of_a_store_not_ours_stops_the_run_as_a_valid_result() -> None:
     gate = page("/", status=403, text="Please verify you are human. Challenge below.")
-    result, recorder, _ = await run([gate], [Decision(action=Click(id="e1"))])
-    assert isinstance(result, Verdict) and result.outcome == "verification_page" and result.stage == "entry"
-    assert recorder.steps[0].action is None
+    for ours in (False, True):
+        recorder = ListRecorder()
+        result = await Episode(session=ScriptedSession([gate]), agent=ScriptedAgent([Decision(action=Click(id="e1"))]),
+                               task=TASK, recorder=recorder, blobs=MemoryBlobs(), clock=TickingClock(),
+                               stores_ours=ours).run()
+        assert recorder.steps[0].action is None
+        if ours:  # our own lab's gate refusing a signed run: our outage, not a result
+            assert isinstance(result, CutShort) and result.cause == "our_error", result
+        else:
+            assert isinstance(result, Verdict) and result.outcome == "verification_page" and result.stage == "entry"
 
 
 async def test_a_model_that_cannot_be_reached_cuts_the_run_short() -> None:
