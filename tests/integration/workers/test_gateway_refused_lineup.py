@@ -15,7 +15,6 @@ from adapters.models.lineup import WEEKLY
 from adapters.settings import Settings
 from adapters.wiring import Runtime
 from tests.integration.agent.conftest import ThreadedApp
-from tests.integration.agent.fixed_gateways import INVALID_KEY, answering_every_call
 from tests.integration.agent.openai_server import OpenAIServer
 from tests.integration.workers.clocked import Clock
 from workers.ledger import RunLedger
@@ -26,12 +25,6 @@ WEEK = "2026-W49"
 MONDAY_0600 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 MONDAY_1400 = datetime(2026, 11, 30, 14, 0, tzinfo=UTC)
 MODELS = [WEEKLY[0].model, WEEKLY[1].model]
-
-
-@pytest.fixture
-def refusing() -> Iterator[str]:
-    with ThreadedApp(answering_every_call(INVALID_KEY, status=401)) as gate:
-        yield f"{gate.url}/v1"
 
 
 @pytest.fixture

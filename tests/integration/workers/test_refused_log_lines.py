@@ -5,7 +5,6 @@ a model the gateway cannot reach (503 on every call) is still said to be unreach
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import msgspec
@@ -16,7 +15,7 @@ from adapters.models.lineup import WEEKLY
 from adapters.settings import Settings
 from adapters.wiring import Runtime
 from tests.integration.agent.conftest import ThreadedApp
-from tests.integration.agent.fixed_gateways import INVALID_KEY, answering_every_call
+from tests.integration.agent.fixed_gateways import answering_every_call
 from tests.integration.workers.clocked import Clock
 from workers.ledger import RunLedger
 from workers.schedule import catch_up
@@ -24,12 +23,6 @@ from workers.schedule import catch_up
 MONDAY_0600 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 MONDAY_1400 = datetime(2026, 11, 30, 14, 0, tzinfo=UTC)
 MODELS = [WEEKLY[0].model, WEEKLY[1].model]
-
-
-@pytest.fixture
-def refusing() -> Iterator[str]:
-    with ThreadedApp(answering_every_call(INVALID_KEY, status=401)) as gate:
-        yield f"{gate.url}/v1"
 
 
 @pytest.fixture
