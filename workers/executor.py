@@ -168,19 +168,16 @@ async def _read(res: Resources, run: Run, task: Any, began: float, recorder: Rec
     error: the run is cut short with no step (the model's reader asked no model), never graded."""
     try:
         result = await res.reader_for(run.model, task.start_url).read(task)
-    except StoreUnreachableError as error:
+    except (StoreUnreachableError, GatewayRefusalError) as error:
+        # Our error, in its own words: the store out of the crawl's reach, or the gateway refusing our key, credits
+        # or route ("the gateway refused our request: HTTP 401", as for the browser agent). No model answered, so
+        # nothing was charged and there is no step.
         log.warning("reader run %s cut short: %s", run.id, error)
         await recorder.cut_short("our_error", str(error), steps=0, seconds=round(time.monotonic() - began, 3))
         return "cut_short"
     except ModelConnectionError as error:
         await recorder.cut_short("model_connection", str(error), steps=0,
                                  seconds=round(time.monotonic() - began, 3))
-        return "cut_short"
-    except GatewayRefusalError as error:
-        # Our key, credits or route: our error in the gateway's words ("the gateway refused our request: HTTP
-        # 401"), as for the browser agent; nothing was answered, so nothing was charged and there is no step.
-        log.warning("reader run %s cut short: %s", run.id, error)
-        await recorder.cut_short("our_error", str(error), steps=0, seconds=round(time.monotonic() - began, 3))
         return "cut_short"
     except BudgetCutError as error:
         # Our limit cut the reply: our error, not a result. The provider charged for the call, so it is the run's

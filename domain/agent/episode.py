@@ -111,9 +111,8 @@ class Episode:
             return await self._loop()
         except ModelConnectionError as error:
             return await self._cut_short("model_connection", str(error))
-        except GatewayRefusalError as error:  # our key, credits or route: neither the model nor its connection
-            return await self._cut_short("our_error", str(error))
-        except (UnsignedAgentError, GateRefusedError, OurThrottleError) as error:
+        except (GatewayRefusalError, UnsignedAgentError, GateRefusedError, OurThrottleError) as error:
+            # Ours, in its own words: our key, credits or route; our signing or our gate; our throttling.
             return await self._cut_short("our_error", str(error))
         except Exception as error:  # noqa: BLE001 - any other failure is ours, and it must be recorded
             return await self._cut_short("our_error", f"{type(error).__name__}: {error}")
