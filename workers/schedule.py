@@ -25,6 +25,7 @@ from typing import Any
 from uuid import UUID
 
 from adapters.wiring import Runtime
+from domain.agent.agent_ports import GATEWAY_REFUSED
 from domain.agent.lineup import ModelCheckResult
 from domain.eventlog.commands import PublishWeek
 from domain.week.publications import Publication
@@ -139,8 +140,7 @@ def _checked(runtime: Runtime, week: str, models: Sequence[str], preflight: Pref
 def _refusals(models: Sequence[str], results: Sequence[ModelCheckResult]) -> list[str]:
     """Each refused model with the status the gateway answered, from this check (else the model alone)."""
     problems = {r.model: r.problem for r in results if r.gateway_refused}
-    said = "the gateway refused our request: "
-    return [f"{m} ({problems[m].removeprefix(said)})" if problems.get(m) else m for m in models]
+    return [f"{m} ({problems[m].removeprefix(GATEWAY_REFUSED)})" if problems.get(m) else m for m in models]
 
 
 def _log_unusable(week: str, results: Sequence[ModelCheckResult]) -> None:

@@ -26,7 +26,7 @@ from adapters.models.client import HttpxModelClient
 from adapters.models.lineup import cost_usd, entrant
 from adapters.models.prompt import messages
 from adapters.models.replies import ReplyError, parse_reply, usage_of
-from domain.agent.agent_ports import GatewayRefusalError, ModelConnectionError, Task
+from domain.agent.agent_ports import GATEWAY_REFUSED, GatewayRefusalError, ModelConnectionError, Task
 from domain.agent.lineup import Entrant, ModelCheckResult
 from domain.agent.observation import Element, Observation
 
@@ -91,7 +91,7 @@ def report_lines(checks: list[ModelCheck]) -> list[str]:
     lines = []
     for c in checks:
         if c.gateway_refused:
-            state = (f"REFUSED OUR REQUEST ({c.problem.removeprefix('the gateway refused our request: ')}: our "
+            state = (f"REFUSED OUR REQUEST ({c.problem.removeprefix(GATEWAY_REFUSED)}: our "
                      "configuration, the key, credits or route, not the model; the scheduler does not run it)")
         elif not c.available:
             state = f"NOT AVAILABLE ({c.problem})"

@@ -82,6 +82,10 @@ class ModelConnectionError(RuntimeError):
     """The model could not be reached after retries: the run is cut short, which is not a result."""
 
 
+GATEWAY_REFUSED = "the gateway refused our request: "
+"""How a gateway refusal's words begin (GatewayRefusalError); what follows is the status, "HTTP 401"."""
+
+
 class GatewayRefusalError(RuntimeError):
     """The gateway refused our request with an HTTP 4xx it is not retried for (401 a bad key, 402 no credits, 403,
     404 a wrong route, 400 a request it will not take): our configuration's error, neither the model's nor the
@@ -90,7 +94,7 @@ class GatewayRefusalError(RuntimeError):
     failed connection takes it for one."""
 
     def __init__(self, status: int) -> None:
-        super().__init__(f"the gateway refused our request: HTTP {status}")
+        super().__init__(f"{GATEWAY_REFUSED}HTTP {status}")
         self.status = status
 
 
