@@ -21,11 +21,10 @@ from domain.courses.course import CURRENT_VERSION, load_course
 from domain.eventlog.commands import ScheduleRun
 from domain.eventlog.handlers import schedule_runs
 from domain.eventlog.record import UnknownRunError
+from domain.week.weeks import MAX_ATTEMPTS
 from workers.ledger import RunLedger
 
 RUN_NAMESPACE = uuid5(NAMESPACE_URL, "canitbuy:run")
-MAX_ATTEMPTS = 2
-"""The first run and one repeat the same Monday afternoon; still missing after that, the cell stays empty."""
 
 
 @dataclass(frozen=True)

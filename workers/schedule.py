@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -30,16 +30,12 @@ from domain.agent.lineup import ModelCheckResult
 from domain.eventlog.commands import PublishWeek
 from domain.week.publications import Publication
 from domain.week.publishing import publish_week
-from domain.week.weeks import LINEUP_AT, PUBLISH_AFTER, REPEAT_AT, previous_week, week_of, week_start
+from domain.week.weeks import LINEUP_AT, PUBLISH_AFTER, REPEAT_AT, REPEAT_UNTIL, previous_week, week_of, week_start
 from workers.ledger import RunLedger
 from workers.plan import Repeats, schedule_course, schedule_repeats
 from workers.resources import resources_of
 
 log = logging.getLogger("canitbuy.schedule")
-
-REPEAT_UNTIL = timedelta(days=1)
-"""After Monday 00:00 UTC: the end of the repeats' window, Monday's end. The method repeats a cut-short run "on Monday
-afternoon", so the schedule repeats from REPEAT_AT until then and not later in the week."""
 
 LOOKBACK_WEEKS = 4
 """How far back an unpublished week is still published after downtime."""

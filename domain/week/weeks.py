@@ -21,6 +21,11 @@ LINEUP_AT = timedelta(hours=6)
 """The weekly schedule, after Monday 00:00 UTC: the line-up starts."""
 REPEAT_AT = timedelta(hours=14)
 """That morning's cut-short runs are repeated."""
+REPEAT_UNTIL = timedelta(days=1)
+"""The end of the repeats' window, Monday's end. The method repeats a cut-short run "on Monday afternoon", so the
+schedule repeats from REPEAT_AT until then and not later in the week."""
+MAX_ATTEMPTS = 2
+"""The first run and one repeat the same Monday afternoon; still missing after that, the cell stays empty."""
 PUBLISH_AFTER = timedelta(minutes=10)
 """After the week's end (Monday 00:00 UTC): a run started in the last instant of Sunday is in the log by then."""
 
@@ -75,6 +80,19 @@ def week_end(week: str) -> datetime:
 
 def previous_week(week: str) -> str:
     return week_of(week_start(week) - timedelta(days=1))
+
+
+def scheduled_repeat(week: str, attempt: int, now: datetime) -> datetime | None:
+    """When the schedule repeats a cell of `week` whose newest attempt (`attempt`, 1 for the first run) was cut
+    short, seen at `now`: Monday 14:00 UTC if that is still to come, `now` (its next call) during the afternoon's
+    window, and None when it never will (the window is over, or the cell had its repeat): a repeat then is a
+    person's, from the desk, or the cell stays empty that week."""
+    if attempt >= MAX_ATTEMPTS:
+        return None
+    monday = week_start(week)
+    if now < monday + REPEAT_AT:
+        return monday + REPEAT_AT
+    return now if now < monday + REPEAT_UNTIL else None
 
 
 def next_week(week: str) -> str:

@@ -13,7 +13,16 @@ from typing import Any
 import msgspec
 
 from domain.projections.spend import WeekSpend
-from domain.week.weeks import LINEUP_AT, PUBLISH_AFTER, REPEAT_AT, previous_week, week_of, week_start
+from domain.week.weeks import (
+    LINEUP_AT,
+    PUBLISH_AFTER,
+    REPEAT_AT,
+    REPEAT_UNTIL,
+    previous_week,
+    scheduled_repeat,
+    week_of,
+    week_start,
+)
 from web.public.leaderboard import board_of
 from web.public.live import live_context
 from web.public.manual_tests import manual_of
@@ -38,7 +47,12 @@ class Needs:
     active: list[dict[str, Any]]
     running: int
     cut_short: list[dict[str, Any]]
-    repeats_due: datetime
+    """Cells whose newest attempt was cut short and that the schedule repeats (this week's, before Monday ends)."""
+    repeats_due: datetime | None
+    """When: Monday 14:00 UTC, or now (the schedule's next call) during Monday afternoon's window."""
+    not_repeated: list[dict[str, Any]]
+    """Cells cut short that the schedule will not repeat: a week before, after Monday's window, or the repeat
+    itself cut short. A person repeats them from the desk, or they stay empty that week."""
     schedule: list[Due]
     submissions: list[Any]
     corrections: list[dict[str, Any]]
@@ -48,6 +62,7 @@ class Needs:
     week: str
     position: int
     weeks: list[Any] = field(default_factory=list)
+    now: datetime | None = None
     refused: list[str] = field(default_factory=list)
     """Line-up models the gateway refused our request for at the week's check (our key, credits or route)."""
 
@@ -63,6 +78,9 @@ def _schedule(now: datetime) -> list[Due]:
     ):
         at = this_monday + offset
         found.append(Due(what, at if at > now else at + timedelta(days=7), link, offset))
+    if this_monday + REPEAT_AT <= now < this_monday + REPEAT_UNTIL:
+        found.append(Due("the afternoon's repeats end", this_monday + REPEAT_UNTIL, "/staff/operations",
+                         REPEAT_UNTIL))
     return sorted(found, key=lambda d: d.at)
 
 
@@ -85,10 +103,14 @@ def needs_now(site: Site) -> Needs:
     lineup = site.runtime.record.lineup()
     tests = list(manual_of(site).tests.values())
     schedule = _schedule(now)
+    cut_short = _cut_short(site, (week, previous_week(week)))
+    due = {r["run_id"]: at for r in cut_short if (at := scheduled_repeat(r["week"], r["attempt"], now)) is not None}
+    repeated = [r for r in cut_short if r["run_id"] in due]
     return Needs(
         active=live["active"], running=live["running"],
-        cut_short=_cut_short(site, (week, previous_week(week))),
-        repeats_due=next(d.at for d in schedule if d.offset == REPEAT_AT),
+        cut_short=repeated,
+        repeats_due=min(due.values(), default=None),
+        not_repeated=[r for r in cut_short if r not in repeated],
         schedule=schedule,
         submissions=board_of(site).book.listed("unverified"),
         corrections=list(reversed(log))[:NEWEST],
@@ -97,6 +119,6 @@ def needs_now(site: Site) -> Needs:
         refused=[lineup.entrants[m].label if m in lineup.entrants else m for m in lineup.refused(week)],
         spend=week_spend(site, week),
         manual_this_week=sum(1 for t in tests if t.week == week),
-        week=week, position=site.version, weeks=data_of(site).weeks,
+        week=week, position=site.version, weeks=data_of(site).weeks, now=now,
     )
 

@@ -5,7 +5,7 @@ found unavailable shown as such on the public pages."""
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import date, timedelta
 
 from desk_client import AUDITOR, STAFF, csrf_of, sign_in, sign_out
 from site_waits import eventually
@@ -14,6 +14,7 @@ from adapters.wiring import build_runtime
 from domain.agent.lineup import Entrant, ModelCheckResult
 from domain.eventlog.commands import ScheduleRun
 from domain.eventlog.handlers import schedule_runs
+from domain.week.weeks import previous_week, week_start
 
 CHANGING_FORM = re.compile(r'<form[^>]*method="post"(?![^>]*action="/staff/sign-out")', re.I)
 
@@ -216,3 +217,30 @@ def test_every_kind_the_one_kind_form_offers_is_a_correction_the_record_takes() 
     offered = {(target, change) for target, changes in CHANGES.items() for change, _ in changes}
     assert offered <= set(CORRECTION_KINDS)
     assert {t for t, c in CORRECTION_KINDS if c != "note"} <= set(CHANGES)
+
+
+def test_cells_the_schedule_will_not_repeat_are_said_apart_with_what_is_left(site) -> None:
+    """A repeat that was itself cut short, and a cell of the week before, are never repeated by the schedule (it
+    repeats a cell once, on Monday afternoon): the overview said "repeated by the schedule" next Monday for them."""
+    week = site.week.week
+    before = week_start(week) - timedelta(days=3)
+    with build_runtime(site.settings, clock=lambda: before) as runtime:
+        [old] = schedule_runs(runtime.record, [ScheduleRun.on_course(
+            station="s06", model="model-delta", requested_by="scheduler", week=previous_week(week))])
+        runtime.record.start_run(old, worker="test", browser_version="chromium-test", agent_version="test")
+        runtime.record.cut_short_run(old, "our_error", "the browser crashed")
+    with build_runtime(site.settings) as runtime:
+        [again] = schedule_runs(runtime.record, [ScheduleRun.on_course(
+            station="s07", model="model-delta", requested_by="scheduler", week=week, attempt=2)])
+        runtime.record.start_run(again, worker="test", browser_version="chromium-test", agent_version="test")
+        runtime.record.cut_short_run(again, "model_connection", "the gateway timed out")
+    sign_in(site.client, *STAFF)
+    overview = eventually(site, "/staff/", f"/staff/runs/{again}")
+    # the site is shared by this file's tests: another's cell cut short may be listed beside these two
+    awaiting, _, left = overview.partition("cut short that the schedule will not repeat</a>")
+    assert f"/staff/runs/{again}" not in awaiting and f"/staff/runs/{old}" not in awaiting
+    assert (f'href="/staff/runs/{again}">model-delta on S07 (model connection)</a>, repeat it from '
+            '<a href="/staff/operations">') in left
+    assert (f'href="/staff/runs/{old}">model-delta on S06 (our error)</a> in {previous_week(week)}, a week that is '
+            'over: it stays empty') in left
+    sign_out(site.client)
