@@ -19,10 +19,11 @@ from domain.projections.repeats import Repeats
 from domain.week.publishing import UnknownWeekError
 from domain.week.weeks import week_of
 from web.data import SiteData
+from web.public.attempts_views import matrix_attempts
 from web.public.charts import chart_view
 from web.public.manual_tests import ManualTests, manual_of, row_view
 from web.public.repeats_views import has_repeats, repeats_models, repeats_pairs, with_repeat_cells
-from web.public.week_views import matrix_rows, ranking_rows, rate_view, stage_groups
+from web.public.week_views import matrix_rows, ranking_rows, rate_view, stage_groups, with_attempt_marks
 from web.rendering import Page, send
 from web.site import Site
 
@@ -92,6 +93,9 @@ def render_week(site: Site, kind: str, week: str | None, extra: dict[str, Any] |
         context["columns"] = stations
         if repeats is not None:
             context["rows"] = with_repeat_cells(context["rows"], codes, repeats)
+        marks = matrix_attempts(data, week, docs.matrix)
+        context["rows"] = with_attempt_marks(context["rows"], codes, marks)
+        context["reruns"] = len(marks)
         context["rates"] = [rate_view(s) for s in stations]
         context["tested"] = [row_view(r, codes) for r in manual_of(site).rows_of_week(week, docs.course)]
     return site.renderer.page(f"{kind}.html", context)

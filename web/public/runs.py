@@ -20,6 +20,7 @@ from domain.leaderboards.arc_judge import ARC_TASK
 from domain.projections.logs import CorrectionsLog
 from web.blob_ranges import blob_response
 from web.errors import NotFound, ServiceUnavailable
+from web.public.attempts_views import run_attempts
 from web.public.recording import (
     STREAMED,
     TRACE_TYPE,
@@ -99,6 +100,8 @@ def render_recording(site: Site, recording: Recording, blob_base: str = "/runs/"
         "stage_name": course.stage_name(verdict.stage) if course and verdict and verdict.stage else None,
         "outcome_words": OUTCOME_WORDS.get(verdict.outcome, verdict.outcome) if verdict else None,
         "corrections": corrections, "private_test": recording.private_test,
+        # The other attempts of its cell this week, and which counts: public runs only, never a private test's.
+        "attempts": run_attempts(data_of(site), run.id) if recording.private_test is None else None,
         "blob_base": blob_base, "media": recording.media,
         "tokens": sum(s.tokens_in + s.tokens_out for s in recording.steps),
         "cost": sum(s.cost_usd for s in recording.steps),

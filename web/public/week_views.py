@@ -16,6 +16,7 @@ import msgspec
 from adapters.models.lineup import BASELINES
 from domain.projections.documents import Matrix, MatrixCell, MatrixStation, Ranking, RankingEntry
 from domain.projections.statistics import percent_text, wilson
+from web.public.attempts_views import AttemptsMark
 
 REASONS = {
     "no_control_pass": "did not reach the checkout in the control store S01",
@@ -91,6 +92,8 @@ class CellView(msgspec.Struct, frozen=True, kw_only=True):
     short: str = ""
     """What the compact Matrix prints beside the symbol: the step (and the stage, when not the column's) where the
     run stopped, the first broken clause of the brief, or whose failure cut the run short."""
+    attempts: AttemptsMark | None = None
+    """Set when the cell's run is not its only attempt of the week (a re-run): the mark, linking the others."""
 
 
 class MatrixRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -203,6 +206,20 @@ def matrix_rows(matrix: Matrix) -> list[MatrixRow]:
         MatrixRow(model=m.model, label=m.label, builtin=is_builtin(m.model),
                   cells=[cell_view(m.cells[s.code], s.stage, names) for s in matrix.stations])
         for m in matrix.models
+    ]
+
+
+def with_attempt_marks(rows: list[MatrixRow], codes: list[str],
+                       marks: dict[tuple[str, str], AttemptsMark]) -> list[MatrixRow]:
+    """The Matrix rows (cells in `codes` order) with the re-run mark of each cell that has one."""
+    if not marks:
+        return rows
+    return [
+        msgspec.structs.replace(row, cells=[
+            msgspec.structs.replace(cell, attempts=marks.get((row.model, code)))
+            for cell, code in zip(row.cells, codes, strict=True)
+        ])
+        for row in rows
     ]
 
 
