@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
 
+import anyio
 import httpx
 
 from domain.agent.verdicts import FetchedPage
@@ -31,6 +32,11 @@ UNREACHED = "the reading station could not reach the store: "
 """How the run's cut-short detail begins when the crawl could not reach the store."""
 OUTAGE_STATUSES = frozenset({502, 503, 504})
 """Answers of a gateway whose store behind it did not answer (bad gateway, unavailable, gateway time-out): no page."""
+TOO_MANY = 429
+PACE_WAIT_SECONDS = 20.0
+"""How long one crawl waits in all for stores that answer 429 (the lab's rate limit, or a store's): each Retry-After
+is honoured (1 s when the answer gives none it reads), and a page refused past it means the store could not be read
+at our pace, our error, not a page the reader reads past."""
 
 
 class StoreUnreachableError(RuntimeError):
@@ -38,9 +44,11 @@ class StoreUnreachableError(RuntimeError):
     repeated, never graded, and no model is asked to answer from pages it never got.
 
     Raised, and the crawl stopped, when a request got no answer at all (refused, reset, closed or timed out), when
-    the start page answered with a server error (5xx: there is nothing to read from), or when any page answered 502,
-    503 or 504 (a gateway whose store is not answering). Any other answer is a page the reader reads past, recorded
-    with its status: a 404 for a page the store does not have, another 4xx, a 500 on a page past the start."""
+    the start page answered with a server error (5xx: there is nothing to read from), when any page answered 502,
+    503 or 504 (a gateway whose store is not answering), or when a page still answered 429 after the crawl had waited
+    what its Retry-After asked for, up to PACE_WAIT_SECONDS in all (our crawl's pace, not the reader's reading). Any
+    other answer is a page the reader reads past, recorded with its status: a 404 for a page the store does not have,
+    another 4xx, a 500 on a page past the start."""
 
     def __init__(self, message: str, *, fetched: list[FetchedPage]) -> None:
         super().__init__(message)
@@ -146,6 +154,8 @@ class StoreFetcher:
         self.max_pages = max_pages
         self.fetched: list[FetchedPage] = []
         """Every request made, in order, answered or not: what a reader run records for auditors."""
+        self.paced = 0.0
+        """Seconds waited on 429 answers so far (at most PACE_WAIT_SECONDS)."""
 
     async def crawl(self, start_url: str, wanted: str) -> list[StorePage]:
         """Breadth-first through the store, pages that name what is wanted first (the product, help pages)."""
@@ -166,6 +176,29 @@ class StoreFetcher:
 
     async def _get(self, url: str) -> StorePage | None:
         start = not self.fetched  # the first request is the start page's
+        while (response := await self._answer(url)) is not None and response.status_code == TOO_MANY:
+            wait = _retry_after(response.headers.get("retry-after"))
+            if self.paced + wait > PACE_WAIT_SECONDS:
+                raise StoreUnreachableError(
+                    f"{UNREACHED}{url} answered {TOO_MANY} Too Many Requests, asking to wait {wait:g} s more after "
+                    f"{self.paced:g} s waited in this crawl (it waits {PACE_WAIT_SECONDS:g} s at most)",
+                    fetched=self.fetched)
+            self.paced += wait
+            await anyio.sleep(wait)
+        if response is None:
+            return None  # an answer that could not be read (its encoding): a page read past
+        status = response.status_code
+        if status in OUTAGE_STATUSES or (start and status >= 500):
+            which = "the start page " if start else ""
+            raise StoreUnreachableError(f"{UNREACHED}{which}{url} answered {status} {response.reason_phrase}".strip(),
+                                        fetched=self.fetched)
+        if status != 200:
+            return None
+        return parse_page(url, response.text)
+
+    async def _answer(self, url: str) -> httpx.Response | None:
+        """One request, recorded: its answer, None for one whose body could not be decoded, StoreUnreachableError
+        when nothing answered."""
         try:
             response = await self._http.get(self._base + request_target(url))
         except httpx.HTTPError as error:
@@ -174,16 +207,10 @@ class StoreFetcher:
                 said = " ".join(str(error).split())
                 raise StoreUnreachableError(f"{UNREACHED}{type(error).__name__} on {url}"
                                             + (f" ({said})" if said else ""), fetched=self.fetched) from error
-            return None  # an answer that could not be read (its encoding): a page read past
-        status = response.status_code
-        self.fetched.append(FetchedPage(url=url, status=status, sha256=hashlib.sha256(response.content).hexdigest()))
-        if status in OUTAGE_STATUSES or (start and status >= 500):
-            which = "the start page " if start else ""
-            raise StoreUnreachableError(f"{UNREACHED}{which}{url} answered {status} {response.reason_phrase}".strip(),
-                                        fetched=self.fetched)
-        if status != 200:
             return None
-        return parse_page(url, response.text)
+        self.fetched.append(FetchedPage(url=url, status=response.status_code,
+                                        sha256=hashlib.sha256(response.content).hexdigest()))
+        return response
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -206,6 +233,16 @@ async def crawl_store(start_url: str, question: str, *, max_pages: int = MAX_PAG
     finally:
         await fetcher.aclose()
     return Crawl(pages=pages, fetched=fetcher.fetched)
+
+
+def _retry_after(value: str | None) -> float:
+    """The seconds a 429 asks to wait: its Retry-After in seconds (half a second at least), else 1 (a date, or
+    nothing, reads as 1 s)."""
+    try:
+        seconds = float(value) if value is not None and value.strip().isdigit() else 1.0
+    except ValueError:
+        seconds = 1.0
+    return max(seconds, 0.5)  # a store answering "retry at once" forever still ends the crawl within its wait
 
 
 def _promising(url: str, wanted: str) -> bool:
