@@ -13,10 +13,10 @@ from typing import Any
 
 import msgspec
 
+from adapters.models.charges import charged, unread
 from adapters.models.client import CallState, HttpxModelClient
-from adapters.models.lineup import cost_usd
 from adapters.models.prompt import TEMPERATURE, act_tool, messages, tool_schema_sha256
-from adapters.models.replies import BudgetCutError, ReplyError, finish_reason, parse_reply, usage_of
+from adapters.models.replies import BudgetCutError, ReplyError, finish_reason, parse_reply
 from domain.agent.agent_ports import Decision, Task
 from domain.agent.lineup import Entrant
 from domain.agent.observation import Observation
@@ -43,6 +43,8 @@ class ModelAgent:
         self._call: CallState | None = None
         """The call in flight (one agent per run, so one at a time), or the last one, cancelled or failed; None once
         it answered."""
+        self._sent: tuple[dict[str, Any], bytes] | None = None
+        """The request of the call in flight and the screenshot it shows, until it answered."""
         self._waited = 0.0
         """Seconds the run's settled calls waited for a free place under our own limit on calls at once."""
 
@@ -57,18 +59,29 @@ class ModelAgent:
         call = self._call
         return self._waited + (call.our_wait() if call is not None else 0.0)
 
+    def dropped_call(self) -> Decision | None:
+        """The call the episode dropped when the run's time ran out (ModelLink). When its request was on its way
+        (sent, no answer read), the provider may charge for it and reports nothing: its prompt, with our estimate of
+        its input tokens at the line-up's prices, marked estimated, and the request kept as its exchange (with no
+        response). None when no request was on its way (the call waited for a free place, or between attempts)."""
+        call, sent = self._call, self._sent
+        if call is None or sent is None or not call.sending:
+            return None
+        payload, screenshot = sent
+        exchange = self._blobs.put(exchange_json(payload, screenshot, None, call.failures + 1))
+        return unread(self._model, payload).decision(model_ms=0, exchange=exchange)
+
     async def decide(self, observation: Observation, task: Task, history: list[StepRecord]) -> Decision:
         payload = request_payload(self._model, messages(observation, task, history))
         self._settle()
         self._call = call = CallState()
+        self._sent = (payload, observation.screenshot)
         reply = await self._client.complete(payload, call)
         self._settle()
+        self._sent = None
         exchange = self._blobs.put(exchange_json(payload, observation.screenshot, reply.body, reply.attempts))
-        usage = usage_of(reply.body)
-        ours = cost_usd(self._model, usage.tokens_in, usage.tokens_out, cached=usage.cached)
-        spent = Decision(action=None, tokens_in=usage.tokens_in, tokens_out=usage.tokens_out,
-                         tokens_reasoning=usage.reasoning, tokens_cached=usage.cached, model_ms=reply.ms,
-                         cost_usd=ours if usage.cost_reported is None else usage.cost_reported, exchange=exchange)
+        charge = charged(self._model, payload, reply.body)
+        spent = charge.decision(model_ms=reply.ms, exchange=exchange)
         try:
             parsed = parse_reply(reply.body)
         except ReplyError as error:
@@ -77,7 +90,7 @@ class ModelAgent:
                 # call was charged: its usage goes with the error, and the episode records it as the step.
                 raise BudgetCutError(
                     f"the reply was cut by our limit of {self._model.max_tokens} completion tokens "
-                    f"({usage.reasoning} spent reasoning) before it held an action", spent=spent) from None
+                    f"({charge.reasoning} spent reasoning) before it held an action", spent=spent) from None
             return _with(spent, error=str(error))
         notes = parsed.notes
         if parsed.ignored_calls:
@@ -96,8 +109,9 @@ def _with(decision: Decision, **changes: Any) -> Decision:
     return msgspec.structs.replace(decision, **changes)
 
 
-def exchange_json(payload: dict[str, Any], screenshot: bytes, reply: dict[str, Any], attempts: int) -> bytes:
-    """The exchange as recorded. The image (already stored as the step's screenshot) is named, not repeated."""
+def exchange_json(payload: dict[str, Any], screenshot: bytes, reply: dict[str, Any] | None, attempts: int) -> bytes:
+    """The exchange as recorded. The image (already stored as the step's screenshot) is named, not repeated. The
+    response is null for a call dropped before it answered."""
     named = f"sha256:{hashlib.sha256(screenshot).hexdigest()}" if screenshot else ""
     request = {**payload, "messages": [_without_image(m, named) for m in payload["messages"]]}
     return json.dumps({"format": EXCHANGE_FORMAT, "tool_schema_sha256": tool_schema_sha256(),

@@ -22,10 +22,11 @@ from typing import Any
 import msgspec
 
 from adapters.models.agent import request_payload
+from adapters.models.charges import charged
 from adapters.models.client import HttpxModelClient
-from adapters.models.lineup import cost_usd, entrant
+from adapters.models.lineup import entrant
 from adapters.models.prompt import messages
-from adapters.models.replies import ReplyError, parse_reply, usage_of
+from adapters.models.replies import ReplyError, parse_reply
 from domain.agent.agent_ports import GATEWAY_REFUSED, GatewayRefusalError, ModelConnectionError, Task
 from domain.agent.lineup import Entrant, ModelCheckResult
 from domain.agent.observation import Element, Observation
@@ -51,6 +52,8 @@ class ModelCheck(msgspec.Struct, frozen=True, kw_only=True):
     """What went wrong, in a few words: why it is not available, or that its reply held no valid action."""
     gateway_refused: bool = False
     """The gateway refused our request (HTTP 4xx): our configuration's problem, not the model's (not available)."""
+    cost_estimated: bool = False
+    """The reply held no usage we could read: cost_usd is our estimate of the prompt sent (charges.py)."""
 
     @property
     def passed(self) -> bool:
@@ -69,18 +72,17 @@ async def check_model(client: HttpxModelClient, entrant: Entrant) -> ModelCheck:
         # Our key, credits or route: the model was not asked, so it is not run, and the fault is ours, not its.
         return ModelCheck(model=entrant.model, route=entrant.route, available=False, gateway_refused=True,
                           ms=int((time.monotonic() - began) * 1000), problem=str(error))
-    usage = usage_of(reply.body)
-    spent = usage.cost_reported if usage.cost_reported is not None else cost_usd(
-        entrant, usage.tokens_in, usage.tokens_out, cached=usage.cached)
+    charge = charged(entrant, payload, reply.body)
+    spent, estimated = charge.cost_usd, charge.estimated
     resolved = str(reply.body.get("model", "")) if isinstance(reply.body, dict) else ""
     try:
         parse_reply(reply.body)
     except ReplyError as error:
         # The model answered: a bad answer fails at the stations, on its own merits, not before the week.
         return ModelCheck(model=entrant.model, route=entrant.route, available=True, resolved=resolved,
-                          ms=reply.ms, cost_usd=spent, problem=f"unusable reply: {error}")
+                          ms=reply.ms, cost_usd=spent, cost_estimated=estimated, problem=f"unusable reply: {error}")
     return ModelCheck(model=entrant.model, route=entrant.route, available=True, resolved=resolved, ms=reply.ms,
-                      cost_usd=spent)
+                      cost_usd=spent, cost_estimated=estimated)
 
 
 async def check_lineup(client: HttpxModelClient, entrants: list[Entrant]) -> list[ModelCheck]:
@@ -99,13 +101,14 @@ def report_lines(checks: list[ModelCheck]) -> list[str]:
             why = c.problem.removeprefix("unusable reply: ")
             state = f"available, but UNUSABLE REPLY ({why}; the scheduler still runs it)" if c.problem else "available"
         lines.append(f"{c.model:<20} {c.route:<32} {state}; resolved {c.resolved or '-'}; {c.ms} ms; "
-                     f"${c.cost_usd:.6f}")
+                     f"${c.cost_usd:.6f}{' (estimated)' if c.cost_estimated else ''}")
     return lines
 
 
 def as_result(check: ModelCheck) -> ModelCheckResult:
     return ModelCheckResult(model=check.model, available=check.available, resolved=check.resolved, ms=check.ms,
-                            cost_usd=check.cost_usd, problem=check.problem, gateway_refused=check.gateway_refused)
+                            cost_usd=check.cost_usd, problem=check.problem, gateway_refused=check.gateway_refused,
+                            cost_estimated=check.cost_estimated)
 
 
 def gateway_check(settings: Any, *, timeout: float = 60.0, attempts: int = 2,

@@ -36,6 +36,10 @@ class CallState:
     the provider (CANITBUY_PROVIDER_CONCURRENCY): our throttling, neither the model's time nor the connection's."""
     queued_at: float | None = None
     """When the wait for a free place in progress began (time.monotonic()); None when the call is not waiting."""
+    sending: bool = False
+    """An attempt's request is on its way to the provider, its answer not read yet: a call cancelled then (the
+    run's time ran out) may be charged for, where one cancelled while it waited for a place or between attempts
+    was not sent."""
 
     def failed(self, problem: str) -> None:
         self.failures, self.problem = self.failures + 1, problem
@@ -86,8 +90,11 @@ class HttpxModelClient:
         for attempt in range(1, self._attempts + 1):
             try:
                 async with self.gate.slot(route, on_pause=state.failed, on_queue=state.queued):
+                    state.sending = True  # left so when the call is cancelled before its answer is read
                     response = await self._http.post("chat/completions", json=payload)
+                    state.sending = False
             except httpx.TransportError as error:
+                state.sending = False
                 problem = f"{type(error).__name__}: {error}".rstrip(": ")
                 state.failed(problem)
                 await self._pause(attempt, None)

@@ -17,10 +17,10 @@ from typing import Any
 import msgspec
 
 from adapters.fetcher import MAX_PAGES, StorePage, crawl_store
+from adapters.models.charges import charged
 from adapters.models.client import HttpxModelClient
-from adapters.models.lineup import cost_usd
-from adapters.models.replies import BudgetCutError, finish_reason, usage_of
-from domain.agent.agent_ports import Decision, ReadResult, Task
+from adapters.models.replies import BudgetCutError, finish_reason
+from domain.agent.agent_ports import ReadResult, Task
 from domain.agent.judge import READ_FACTS
 from domain.agent.lineup import Entrant
 from domain.agent.ports import BlobStore
@@ -61,26 +61,23 @@ class ModelReader:
             payload["reasoning"] = {"effort": self._model.reasoning}
         reply = await self._client.complete(payload)
         exchange = self._blobs.put(json.dumps({"request": payload, "response": reply.body}).encode())
-        usage = usage_of(reply.body)
-        ours = cost_usd(self._model, usage.tokens_in, usage.tokens_out, cached=usage.cached)
-        cost = ours if usage.cost_reported is None else usage.cost_reported
+        charge = charged(self._model, payload, reply.body)
         read = read_answer(reply.body)
         if read is None and finish_reason(reply.body) == "length":
             # The limit is ours: the run says nothing about the model, so it is cut short, not graded. The call
             # was charged: its usage goes with the error, and the run records it as its step.
-            spent = Decision(action=None, tokens_in=usage.tokens_in, tokens_out=usage.tokens_out,
-                             tokens_reasoning=usage.reasoning, tokens_cached=usage.cached, cost_usd=cost,
-                             model_ms=reply.ms, exchange=exchange)
             raise BudgetCutError(
                 f"the reply was cut by our limit of {self._model.max_tokens} completion tokens "
-                f"({usage.reasoning} spent reasoning) before it held an answer", spent=spent)
+                f"({charge.reasoning} spent reasoning) before it held an answer",
+                spent=charge.decision(model_ms=reply.ms, exchange=exchange))
         read = read or ReplyAnswer(answer=ReadAnswer(text=UNREADABLE), unreadable=list(READ_FACTS))
         notes = read.answer.text
         if read.unreadable:
             notes = f"{notes} [facts that could not be read: {', '.join(read.unreadable)}]".strip()
         return ReadResult(answer=read.answer, pages=[p.url for p in pages], fetched=crawl.fetched, notes=notes,
-                          tokens_in=usage.tokens_in, tokens_out=usage.tokens_out, tokens_reasoning=usage.reasoning,
-                          tokens_cached=usage.cached, model_ms=reply.ms, exchange=exchange, cost_usd=cost)
+                          tokens_in=charge.tokens_in, tokens_out=charge.tokens_out, tokens_reasoning=charge.reasoning,
+                          tokens_cached=charge.cached, model_ms=reply.ms, exchange=exchange, cost_usd=charge.cost_usd,
+                          estimated=charge.estimated)
 
 
 UNREADABLE = "the model's answer could not be read"

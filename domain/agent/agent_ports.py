@@ -56,6 +56,9 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
     exchange: str | None = None
     """sha256 of the model exchange in the blob store (the prompt as sent, the raw reply); None for agents
     without a model."""
+    estimated: bool = False
+    """The call's usage could not be read (a 200 reply that is no completion with a usage object, a call dropped
+    when the run's time ran out): tokens_in and cost_usd are our estimate of the prompt sent (StepRecord.estimated)."""
 
 
 class BudgetCutError(RuntimeError):
@@ -107,7 +110,8 @@ class ModelLink(Protocol):
     transport error, an attempt that timed out, a 5xx or 429 being retried), the time went to the connection, not
     to the model: the run is cut short for `model_connection`. A call that is merely slow is the model's time.
     A call waiting for a free place under our own limit on calls at once to its provider is neither: the run's
-    clock does not count that wait in the run's seconds (see `domain.agent.episode`).
+    clock does not count that wait in the run's seconds (see `domain.agent.episode`). A call dropped when the time
+    ran out is recorded as the step it was, at our estimate of what it may have cost (`dropped_call`).
     """
 
     def connection_trouble(self) -> str | None:
@@ -117,6 +121,12 @@ class ModelLink(Protocol):
     def our_wait(self) -> float:
         """Seconds this agent's calls have waited so far for a free place under our own limit on calls at once
         (CANITBUY_PROVIDER_CONCURRENCY), a wait in progress included: our throttling, not the model's time."""
+        ...
+
+    def dropped_call(self) -> Decision | None:
+        """The call dropped when the run's time ran out, as the step records it: when its request was on its way
+        (sent, no answer read), the provider may charge for it and reports no usage, so it is our estimate of the
+        prompt's input tokens and their cost, marked estimated; None when no request was on its way."""
         ...
 
 
@@ -180,6 +190,8 @@ class ReadResult(msgspec.Struct, frozen=True, kw_only=True):
     """sha256 of the model exchange in the blob store (the request as sent, the raw reply); None when no model was
     asked (the built-in reader). A run whose reader asked a model records the call as its one step, with this
     usage, as a browser run records each of its calls (`as_step`)."""
+    estimated: bool = False
+    """The reply held no usage we could read: tokens_in and cost_usd are our estimate of the prompt sent."""
 
     def as_step(self, url: str, *, duration_ms: int) -> StepRecord | None:
         """The model's call as the run's step 1 (its tokens, cost and exchange, so the week's spend and its cap
@@ -189,7 +201,7 @@ class ReadResult(msgspec.Struct, frozen=True, kw_only=True):
         return StepRecord(number=1, url=url, notes=self.notes, result=READ_RESULT, duration_ms=duration_ms,
                           model_ms=self.model_ms, tokens_in=self.tokens_in, tokens_out=self.tokens_out,
                           cost_usd=self.cost_usd, tokens_reasoning=self.tokens_reasoning,
-                          tokens_cached=self.tokens_cached, exchange=self.exchange)
+                          tokens_cached=self.tokens_cached, exchange=self.exchange, estimated=self.estimated)
 
 
 def read_cut_step(spent: Decision, url: str, *, duration_ms: int) -> StepRecord:
@@ -198,7 +210,7 @@ def read_cut_step(spent: Decision, url: str, *, duration_ms: int) -> StepRecord:
     return StepRecord(number=1, url=url, notes=spent.notes, result=READ_CUT_RESULT, duration_ms=duration_ms,
                       model_ms=spent.model_ms, tokens_in=spent.tokens_in, tokens_out=spent.tokens_out,
                       cost_usd=spent.cost_usd, tokens_reasoning=spent.tokens_reasoning,
-                      tokens_cached=spent.tokens_cached, exchange=spent.exchange)
+                      tokens_cached=spent.tokens_cached, exchange=spent.exchange, estimated=spent.estimated)
 
 
 READ_RESULT = "answered"

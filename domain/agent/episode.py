@@ -12,7 +12,8 @@ which is our throttling, not the model's time. The browser, the judge, the model
 a 429 all count. The wall time may so pass the 150 seconds by at most MAX_OUR_WAIT; past it the run is cut short as
 our error. A run records its wall time as its seconds. The limit bounds the whole run, not only each decision: a
 checkout the judge reads once the run's clock has passed its seconds (the action or the read ran past them) is a
-time limit, not a pass.
+time limit, not a pass. A model call the time cuts off is the run's last step; when its request was on its way the
+provider may charge for it, so the step records our estimate of its prompt (marked estimated, ModelLink).
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ from domain.agent.verdicts import CutShortCause, Outcome, Verdict
 from domain.leaderboards.arc_judge import judge_arc_end, judge_arc_probe
 
 MAX_STEPS = 16
+DROPPED_ERROR = "no decision before the time limit"
+"""Why a step whose model call the run's time cut off has no action (its result: "invalid reply: ...")."""
 MAX_SECONDS = 150.0
 MAX_OUR_WAIT = 40.0
 """The most a run's wall time may pass its seconds because its model calls waited for a free place under our own
@@ -228,7 +231,10 @@ class Episode:
             raise ModelConnectionError(
                 f"the {self.max_seconds:g} seconds ran out while the model call was failing ({trouble})"
             )
-        return Decision(action=None, error="no decision before the time limit")
+        # The model's time ran out mid-call. A request on its way may be charged for (the provider reports nothing
+        # to us now): the step records our estimate of its prompt, so the week's spend and its cap count it.
+        dropped = self.agent.dropped_call() if isinstance(self.agent, ModelLink) else None
+        return msgspec.structs.replace(dropped or Decision(action=None), error=DROPPED_ERROR)
 
     async def _carry_out(self, decision: Decision, observation: Observation) -> str:
         action: Action | None = decision.action
@@ -252,7 +258,7 @@ class Episode:
             duration_ms=duration_ms, model_ms=decision.model_ms,
             tokens_in=decision.tokens_in, tokens_out=decision.tokens_out, cost_usd=decision.cost_usd,
             tokens_reasoning=decision.tokens_reasoning, tokens_cached=decision.tokens_cached,
-            exchange=decision.exchange, browser_retries=observation.browser_retries,
+            exchange=decision.exchange, browser_retries=observation.browser_retries, estimated=decision.estimated,
         )
         self.history.append(step)
         await self.recorder.step_recorded(step)

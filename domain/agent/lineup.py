@@ -71,6 +71,9 @@ class ModelCheckResult(msgspec.Struct, frozen=True, kw_only=True):
     status): our configuration's problem, neither the model's nor its connection's. `available` is False (the
     model was not asked), and pages say the model was not run because of our configuration, not that it could not
     be reached. Checks recorded before this field have it False (a 4xx then read as the model being unavailable)."""
+    cost_estimated: bool = False
+    """The reply held no usage we could read (not JSON, or no usage object): cost_usd is our estimate of the prompt
+    sent, at the line-up's prices. False in checks recorded before the field."""
 
     @property
     def passed(self) -> bool:

@@ -68,6 +68,12 @@ class StepRecord(msgspec.Struct, frozen=True, kw_only=True):
     browser_retries: int = 0
     """Transient browser failures retried while observing this step (Chromium answering `Unable to capture
     screenshot` under load), at most two; 0 in steps recorded before retries were counted."""
+    estimated: bool = False
+    """The provider may have charged for the step's call, but it reported no usage we could read: an HTTP 200 reply
+    that is no chat completion with a usage object (not JSON, say), or a call dropped when the run's time ran out
+    while its request was on its way. tokens_in is then our estimate of the prompt we sent, tokens_out 0, and
+    cost_usd that estimate at the line-up's prices (adapters/models/charges.py). False in steps recorded before
+    the field (7 December 2026), when such calls were recorded with no tokens, at $0."""
 
 
 class RunRecorder(Protocol):
