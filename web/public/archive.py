@@ -104,7 +104,7 @@ async def audit_file(request: Request) -> Response:
         lines = export_lines(week_events(site.runtime.record.read_log, week, publication.position), publication)
         return Page(b"".join(line + b"\n" for line in lines), "application/jsonl")
 
-    key = ("audit", week, publication.position)
+    key = ("audit", week, number)  # not the position: two publications can stand at one (final after provisional)
     page = site.cache.get(key) or site.cache.put(key, await site.call(make))
     response = send(request, page, max_age=86400)
     response.headers["Content-Disposition"] = f'attachment; filename="canitbuy-{week}-publication-{number}.jsonl"'
