@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
@@ -13,11 +14,15 @@ from adapters.wiring import build_runtime
 from domain.week import anchors
 from domain.week.anchors import WEEK_FORMAT, Expected, WeekPublications
 from domain.week.audit import AuditError, check_lines, export_lines, week_events
+from domain.week.publications import Publication, standing
 from domain.week.publishing import NotPublishedError, UnknownWeekError
 from ops import arguments
 from ops.cli import CommandError, UsageError
 from ops.commands import HELP, Subcommands
 from ops.files import file_path, refuse_inside_data_folder, write_whole
+
+STANDING = ("the standing publication (the week's first final one; while the week is in progress, its newest "
+            "provisional one)")
 
 VERIFY_DESCRIPTION = """\
 Check an audit file: its hash chain, then recompute the week's ranking and Matrix and the sha256 of its events from
@@ -39,8 +44,8 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     export.add_argument("--week", required=True, type=arguments.iso_week, help="ISO week, e.g. 2026-W48")
     export.add_argument("--out", required=True, type=file_path,
                         help="file to write, e.g. week.jsonl (outside the data folder; written whole or not at all)")
-    export.add_argument("--publication", type=arguments.whole_number(1, 10_000), default=1,
-                        help="which publication (1 = the first)")
+    export.add_argument("--publication", type=arguments.whole_number(1, 10_000), default=None,
+                        help=f"which publication (1 = the first; default: {STANDING})")
     export.set_defaults(handler=export_week)
     verify = sub.add_parser(
         "verify", help="recompute ranking, Matrix and events sha256 from the file; check them against the published "
@@ -57,13 +62,26 @@ def add_parser(subcommands: Subcommands) -> argparse.ArgumentParser:
     replay.add_argument("--week", required=True, type=arguments.iso_week, help="ISO week, e.g. 2026-W48")
     which = replay.add_mutually_exclusive_group()
     which.add_argument("--as-published", dest="as_published", action="store_true", default=True,
-                       help="the first publication's bytes, replayed up to its position (default)")
+                       help=f"the bytes of {STANDING}, replayed up to its position (default)")
+    which.add_argument("--publication", type=arguments.whole_number(1, 10_000), default=None, metavar="N",
+                       help="the bytes of the week's publication N (1 = the first), replayed up to its position")
     which.add_argument("--as-corrected", dest="as_published", action="store_false",
                        help="what the whole log says now, corrections applied")
     replay.add_argument("--matrix", action="store_true", help="print the Matrix instead of the ranking")
     replay.set_defaults(handler=replay_week)
     return audit
 
+
+
+def _chosen(week: str, publications: Sequence[Publication], number: int | None) -> int:
+    """The index of publication `number` (1-based), or of the standing one when None; CommandError if none."""
+    if not publications:
+        raise CommandError(f"week {week} has not been published")
+    if number is None:
+        return standing(publications)
+    if not 1 <= number <= len(publications):
+        raise CommandError(f"week {week} has {len(publications)} publication(s)")
+    return number - 1
 
 
 def export_week(args: argparse.Namespace) -> int:
@@ -75,15 +93,12 @@ def export_week(args: argparse.Namespace) -> int:
         record, readmodels = runtime.record, runtime.readmodels
         readmodels.catch_up()
         publications = readmodels.publications(week)
-        if not publications:
-            raise CommandError(f"week {week} has not been published")
-        if not 1 <= args.publication <= len(publications):
-            raise CommandError(f"week {week} has {len(publications)} publication(s)")
-        publication = publications[args.publication - 1]
+        index = _chosen(week, publications, args.publication)
+        publication = publications[index]
         events = week_events(record.read_log, week, publication.position)
         write_whole(args.out, export_lines(events, publication))
         kind = " (provisional)" if publication.provisional else ""
-        print(f"wrote {args.out}: {week}, publication {args.publication}{kind} at log position {publication.position}")
+        print(f"wrote {args.out}: {week}, publication {index + 1}{kind} at log position {publication.position}")
         return 0
 
 
@@ -209,7 +224,12 @@ def replay_week(args: argparse.Namespace) -> int:
         readmodels = runtime.readmodels
         readmodels.catch_up()
         try:
-            docs = readmodels.published_documents(week) if args.as_published else readmodels.week_documents(week)
+            if args.publication is not None or args.as_published:
+                index = _chosen(week, readmodels.publications(week), args.publication) \
+                    if args.publication is not None else None
+                docs = readmodels.published_documents(week, index)
+            else:
+                docs = readmodels.week_documents(week)
         except (UnknownWeekError, NotPublishedError) as error:
             raise CommandError(str(error)) from None
         sys.stdout.buffer.write((docs.matrix if args.matrix else docs.ranking) + b"\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import timedelta
 
 import pytest
 from record_builders import WEEK, StepClock, point_the_cli_at, write_week
@@ -12,8 +13,10 @@ from adapters.eventstore import open_record
 from adapters.readmodels import ReadModels
 from domain.eventlog.commands import LeaveModelOut, PublishWeek, SetRunOutcome
 from domain.eventlog.handlers import issue_correction
+from domain.projections.canonical import sha256_hex
 from domain.week.audit import verify_lines
 from domain.week.publishing import publish_week
+from domain.week.weeks import week_end
 from ops.cli import main
 
 
@@ -119,3 +122,40 @@ def test_the_audit_file_cites_the_week_as_the_method_gives_it(published, tmp_pat
     assert re.fullmatch(rf"CanItBuy AI agent ranking, canitbuy\.com/ranking, {WEEK}, \d{{4}}-\d\d-\d\d", cited)
     docs = verify_lines(lines)
     assert json.loads(docs.ranking)["citation"] == json.loads(docs.matrix)["citation"] == cited
+
+
+def test_export_and_replay_take_the_standing_publication_unless_one_is_named(settings, monkeypatch, tmp_path, capsys):
+    """A provisional publication, then the week's final one: `audit export` wrote publication 1 by default, the
+    superseded provisional one, and `audit replay --help` called what it prints "the first publication's bytes"
+    while it printed the standing one; there was no way to replay another publication."""
+    point_the_cli_at(settings, monkeypatch)
+    record = open_record(settings, clock=StepClock())
+    write_week(record, {"a": 17, "b": 3})
+    assert publish_week(record, ReadModels(settings, record), PublishWeek(week=WEEK, by="lead")).provisional
+    record.close()
+    after = week_end(WEEK) + timedelta(hours=1)
+    record = open_record(settings, clock=lambda: after)
+    final = publish_week(record, ReadModels(settings, record), PublishWeek(week=WEEK, by="lead"))
+    record.close()
+    assert not final.provisional
+    out = tmp_path / "week.jsonl"
+    capsys.readouterr()
+    assert main(["audit", "export", "--week", WEEK, "--out", str(out)]) == 0
+    assert f"{WEEK}, publication 2 at log position {final.position}" in capsys.readouterr().out
+    assert "provisional" not in json.loads(out.read_bytes().splitlines()[0])
+    assert main(["audit", "export", "--week", WEEK, "--out", str(out), "--publication", "1"]) == 0
+    assert "publication 1 (provisional)" in capsys.readouterr().out
+    assert json.loads(out.read_bytes().splitlines()[0])["provisional"] is True
+
+    assert main(["audit", "replay", "--week", WEEK]) == 0
+    standing = capsys.readouterr().out.encode()
+    assert sha256_hex(standing.rstrip(b"\n")) == final.ranking_sha256
+    assert main(["audit", "replay", "--week", WEEK, "--publication", "1", "--matrix"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["week"] == WEEK
+    assert main(["audit", "replay", "--week", WEEK, "--publication", "3"]) == 1
+    assert capsys.readouterr().err.strip().endswith(f"week {WEEK} has 2 publication(s)")
+    with pytest.raises(SystemExit):
+        main(["audit", "replay", "--help"])
+    helped = " ".join(capsys.readouterr().out.split())
+    assert "the first publication's bytes" not in helped and "the standing publication" in helped
