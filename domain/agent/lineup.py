@@ -109,6 +109,10 @@ class LineUp(Aggregate):
         attempt: int = 1
         """1: the check before Monday's line-up; 2: the Monday-afternoon check of the models the first found
         unavailable. Checks recorded before there was a second have none: they are the first."""
+        in_spend: bool = False
+        """The check's calls count in the week's spend and its caps (each result's cost_usd): true for every check
+        recorded since 7 December 2026. Checks recorded before have it false: their calls were charged too, but the
+        spend of their weeks stays what it said (spend.json of weeks already published keeps its bytes)."""
 
     def __init__(self) -> None:
         self.entrants: dict[str, Entrant] = {}
@@ -139,7 +143,8 @@ class LineUp(Aggregate):
         if attempt == 2 and week not in self.checks:
             raise LineUpError(f"{week} has no first check to check again")
         if week not in (self.checks if attempt == 1 else self.second_checks):
-            self.trigger_event(self.ModelsChecked, timestamp=at, week=week, results=results, attempt=attempt)
+            self.trigger_event(self.ModelsChecked, timestamp=at, week=week, results=results, attempt=attempt,
+                               in_spend=True)
 
     def checked(self, week: str, attempt: int = 1) -> bool:
         return week in (self.checks if attempt == 1 else self.second_checks)

@@ -18,6 +18,7 @@ from fractions import Fraction
 from typing import Final
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from domain.projections.documents import Matrix, Ranking
 from domain.projections.statistics import percent_text, wilson
@@ -273,6 +274,9 @@ class CostChart(Chart, kw_only=True, frozen=True):
     week: str
     rows: list[CostRow]
     """Models with ended runs, by name."""
+    checks_usd: float | UnsetType = UNSET
+    """What the week's model checks cost (weekly and flagship models), besides the runs: in the week's spend, in no
+    row's cost per run. Absent when the spend counts no check that week (spend.json's checks_usd)."""
 
 
 class RunCost(msgspec.Struct, kw_only=True, frozen=True):
@@ -283,7 +287,7 @@ class RunCost(msgspec.Struct, kw_only=True, frozen=True):
     actual_usd: float
 
 
-def cost_chart(ranking: Ranking, spend: Sequence[RunCost]) -> CostChart:
+def cost_chart(ranking: Ranking, spend: Sequence[RunCost], checks_usd: float | UnsetType = UNSET) -> CostChart:
     by_model = {s.model: s for s in spend}
     rows = []
     for e in sorted(ranking.entries, key=lambda e: e.model):
@@ -294,7 +298,7 @@ def cost_chart(ranking: Ranking, spend: Sequence[RunCost]) -> CostChart:
                             cost_usd=round(cost.actual_usd, 6),
                             cost_per_run_usd=round(cost.actual_usd / cost.runs_ended, 6),
                             share=_four(e.passed / e.of) if e.of else 0.0, passed=e.passed, of=e.of))
-    return CostChart(chart="cost", week=ranking.week, rows=rows)
+    return CostChart(chart="cost", week=ranking.week, rows=rows, checks_usd=checks_usd)
 
 
 class StationWeek(msgspec.Struct, kw_only=True, frozen=True):

@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 from markupsafe import Markup
+from msgspec import UNSET, UnsetType
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -91,11 +92,18 @@ def describe_stages(data: StopsChart) -> str:
 
 def describe_cost(data: CostChart) -> str:
     if not data.rows:
-        return f"No model run of week {data.week} has a recorded cost yet."
+        return f"No model run of week {data.week} has a recorded cost yet.{_checks_cost(data)}"
     cheapest = min(data.rows, key=lambda r: r.cost_per_run_usd)
     best = max(data.rows, key=lambda r: r.share)
     return (f"Cost per run against share passed in week {data.week}. Cheapest per run: {cheapest.label} at "
-            f"${cheapest.cost_per_run_usd:.4f}; highest share: {best.label} at {best.percent()}%.")
+            f"${cheapest.cost_per_run_usd:.4f}; highest share: {best.label} at {best.percent()}%.{_checks_cost(data)}")
+
+
+def _checks_cost(data: CostChart) -> str:
+    if isinstance(data.checks_usd, UnsetType):
+        return ""
+    return (f" Besides the runs, the week's model checks (one call a model before the line-up) cost "
+            f"${data.checks_usd:.4f}, counted in the week's spend, not per run.")
 
 
 def describe_station(data: StationChart) -> str:
@@ -123,8 +131,10 @@ def chart_data(site: Site, kind: str, week: str) -> msgspec.Struct:
         return stops_chart(docs.matrix, [data.documents(w).matrix for w in _other_weeks(data) if w != week])
     if kind == "cost":
         spend = week_spend(site, week)
+        checked = [c for c in (spend.checks_usd, spend.flagship_checks_usd) if not isinstance(c, UnsetType)]
         return cost_chart(docs.ranking, [RunCost(model=m.model, runs_ended=m.runs_ended, actual_usd=m.actual_usd)
-                                         for m in spend.models])
+                                         for m in spend.models],
+                          round(sum(checked), 6) if checked else UNSET)
     raise NotFound(f"There is no chart {kind!r}; there are {', '.join(WEEKLY)}.")
 
 
