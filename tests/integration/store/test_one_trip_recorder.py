@@ -244,9 +244,10 @@ STEP_1_AS_STORED = (
     b'{"timestamp":"2026-11-24T10:00:00Z","step":{"number":1,"url":"https://s01.lab.canitbuy.com/1","title":"t",'
     b'"screenshot":null,"elements":"b","notes":"","action":{"type":"click","id":"e1"},"result":"ok",'
     b'"duration_ms":1,"model_ms":0,"tokens_in":0,"tokens_out":0,"cost_usd":0.0,"tokens_reasoning":0,'
-    b'"tokens_cached":0,"exchange":null,"browser_retries":0}}'
+    b'"tokens_cached":0,"exchange":null,"browser_retries":0,"estimated":false}}'
 )
-"""Run.StepRecorded of `step(1)` at `at()` as the record stored it before the committer built rows as columns."""
+"""Run.StepRecorded of `step(1)` at `at()` as the record stored it before the committer built rows as columns, with
+the fields added since at their defaults (`estimated`, c5f4c8d: steps stored before it read it as false)."""
 
 
 def test_the_committers_rows_are_the_rows_the_librarys_recorder_writes_byte_for_byte(
