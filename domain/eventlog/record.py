@@ -305,18 +305,23 @@ class Record(Application[UUID]):
         self.save(entry)
 
     def record_receipt_verification(
-        self, sid: UUID, judgement: Judgement, *, jtis: Mapping[str, str], by: str
+        self, sid: UUID, judgement: Judgement, *, jtis: Mapping[str, str], seed: str, sample: list[str], by: str
     ) -> None:
-        """Start and conclude a verification by receipts in one save; when verified, every receipt's jti (`jtis`:
-        station to jti) is spent in the same transaction, so a jti spent meanwhile by another submission makes the
-        whole save fail rather than verify two submissions with one receipt."""
+        """Record a check of the receipts in one save. Receipts that do not hold reject the run (method receipts).
+        Receipts that hold verify nothing alone: the verification starts as receipts+reruns with the drawn
+        `sample` (and its `seed`), to be concluded by the re-runs, and every receipt's jti (`jtis`: station to jti)
+        is spent in the same transaction, so a jti spent meanwhile by another submission makes the whole save
+        fail rather than let two submissions use one receipt."""
         entry = self.leaderboard_submission(sid)
         now = self.clock()
-        entry.start_verification(method="receipts", seed="", sample=sorted(judgement.checks), by=by, at=now)
-        entry.conclude(
-            verified=judgement.verified, agreed=judgement.agreed, of=judgement.of, checks=judgement.checks,
-            reason=judgement.reason, by=by, at=now,
-        )
+        if judgement.verified:
+            entry.start_verification(method="receipts+reruns", seed=seed, sample=sample, by=by, at=now)
+        else:
+            entry.start_verification(method="receipts", seed="", sample=sorted(judgement.checks), by=by, at=now)
+            entry.conclude(
+                verified=False, agreed=judgement.agreed, of=judgement.of, checks=judgement.checks,
+                reason=judgement.reason, by=by, at=now,
+            )
         spent = [SpentReceipt.spend(jti=jti, submission=sid, station=station, by=by, at=now)
                  for station, jti in sorted(jtis.items())] if judgement.verified else []
         try:

@@ -2,7 +2,8 @@
 
 ARC (Agentic Report Card) runs agents on real stores; its submission format is open (CC BY 4.0). We accept the
 same object, answer the same way (an id, or the first problem found), and also take runs of our own course
-(test set "CanItBuy course 2.1", ids s01..s18), where lab receipts make re-runs unnecessary.
+(test set "CanItBuy course 2.1", ids s01..s18), whose lab receipts are checked before the re-runs (they verify no
+run alone: domain.leaderboards.verification).
 """
 
 from __future__ import annotations

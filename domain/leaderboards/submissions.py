@@ -1,8 +1,9 @@
 """Leaderboard submissions: runs of outside agents sent in ARC's format (arc-leaderboard-submission/v1).
 
 A submission is listed as unverified straight away, in its own table, never mixed into our ranking. Staff verify
-it by re-running a seeded random sample of the stores it reports (verified when at least 8 of 10 agree), or, for
-runs of our course, by checking the lab's signed receipts; or reject it with the reason.
+it by re-running a seeded random sample of the stores it reports (verified when at least 8 of 10 agree), for runs of
+our course after checking the lab's signed receipts (which verify no run alone: failing, they reject it; holding,
+they lead to the re-runs); or reject it with the reason.
 
 The rules of the service are here as guards: the same run twice is the same aggregate (its id is derived from
 the run's fingerprint, so a race cannot store it twice), and a day's book counts submissions per network and
@@ -29,7 +30,7 @@ PER_DAY_OVERALL = 200
 
 NAMESPACE = UUID("6d1d1f0e-6b1c-4b8e-9a52-2f3f6c1e8a41")
 Status = Literal["unverified", "verified", "rejected"]
-Method = Literal["rerun", "receipts"]
+Method = Literal["rerun", "receipts", "receipts+reruns"]
 
 
 class SubmissionError(ValueError):
@@ -88,7 +89,9 @@ class LeaderboardSubmission(Aggregate):
         """Staff began verifying: the stores to re-run were drawn (or the receipts are to be checked)."""
 
         method: str
-        """rerun (a sample of reported stores is re-run) or receipts (the lab's signed receipts are checked)."""
+        """rerun (a sample of reported stores is re-run), receipts+reruns (the lab's signed receipts held and a
+        sample is re-run), or receipts (the receipts are checked and decide alone: only the events recorded before
+        receipts stopped verifying a run alone, or a rejection by receipts that do not hold)."""
         seed: str
         """The draw's seed: anyone can redo it with `domain.leaderboards.verification.draw_sample`."""
         sample: list[str]
@@ -99,7 +102,8 @@ class LeaderboardSubmission(Aggregate):
             aggregate.method, aggregate.seed, aggregate.sample = self.method, self.seed, list(self.sample)
 
     class Verified(Aggregate.Event):
-        """The run was verified: at least 80% of the sample agreed (or every success carried a valid receipt)."""
+        """The run was verified: at least 80% of the sample agreed (after its receipts held, for receipts+reruns).
+        Events with method receipts were recorded when every success carrying a valid receipt verified a run."""
 
         method: str
         agreed: int

@@ -9,6 +9,14 @@ docs/leaderboard-spec.md), and a failure relabelled `error` ("the agent's own ru
 rate; drawn only from n, such rows would never be re-run. A store reported as `error` agrees when our re-run gets
 the product into a cart (the error hid no failure: counting it would only have lowered the rate) and disagrees
 when it does not. `not_attempted` rows ("You skipped this store") claim no run and are not drawn.
+
+Receipts never verify a run alone. A receipt proves that the holder of the registered agent key opened this
+station's order form, with these cart contents, at this time; it does not prove that a model, rather than a
+script, got past the station's obstacle (the lab cannot tell a browser from a script: S09 takes
+`?terms=accepted`, S14 `?point=...`, and a POST to /cart/add with a GET of /checkout opens most stations' form),
+and a result reported as `error` carries no receipt at all, so receipts cannot show that an error hid no failure.
+ARC's rule (a re-run sample agrees on at least 8 of 10) is what verifies; receipts that hold are the evidence
+check before it (RECEIPTS_THEN_RERUNS), receipts that fail reject the run.
 """
 
 from __future__ import annotations
@@ -30,6 +38,11 @@ CLOCK_SLACK_S = 300
 """Five minutes either side of the run's times for a receipt's iat: the lab's clock and the agent's may differ."""
 RERUN_OUTCOMES = ("added_to_cart", "checkout_reached", "no_cart", "blocked")
 """What staff can record for a re-run store: the outcomes that count toward n."""
+RECEIPTS_ALONE = "receipts"
+"""The method of verifications by receipts alone, recorded before receipts stopped verifying a run alone: their
+events replay as they were (verified or rejected by the receipts), and the page says what they proved."""
+RECEIPTS_THEN_RERUNS = "receipts+reruns"
+"""The receipts were checked and held, then a sample was drawn to re-run: verified only when the re-runs agree."""
 
 
 class OwnAgent(msgspec.Struct, frozen=True, kw_only=True):
@@ -113,14 +126,26 @@ def judge_reruns(reported: Mapping[str, str], sample: Sequence[str], reruns: Map
 
 
 def receipt_ids(submission: Submission) -> list[str]:
-    """The ids whose results claim cart success: each must carry a receipt for receipts to verify the run."""
+    """The ids whose results claim cart success: each must carry a receipt for the receipts to hold."""
     return [r.id or r.host or "" for r in submission.results if r.outcome in SUCCESS]
 
 
-def can_verify_by_receipts(submission: Submission) -> bool:
-    """A course run whose every cart success carries a lab receipt (and at least one does)."""
+def can_check_receipts(submission: Submission) -> bool:
+    """A course run whose every cart success carries a lab receipt (and at least one does): its receipts can be
+    checked before its re-runs. Holding, they verify nothing alone (the module's docstring)."""
     successes = [r for r in submission.results if r.outcome in SUCCESS]
     return submission.test_set == COURSE_TEST_SET and bool(successes) and all(r.receipt for r in successes)
+
+
+def receipts_leave_out(submission: Submission) -> str:
+    """In one line, what the receipts of a run cannot show and the re-runs must: its `error` rows, and in any case
+    whether a model rather than a script passed the obstacles."""
+    errors = [r.id or r.host or "" for r in submission.results if r.outcome in DRAWN]
+    hidden = (f"{len(errors)} stores reported as error ({', '.join(errors)}) carry no receipt, and a failure "
+              "relabelled error raises the rate; ") if errors else ""
+    return (f"Receipts verify no run alone: {hidden}a receipt proves that the holder of the registered key opened "
+            "the order form, not that a model rather than a script got past the obstacle. Holding receipts draw a "
+            "sample to re-run, error rows included; the run is verified only when the re-runs agree.")
 
 
 def unsigned_receipts(submission: Submission) -> list[str]:
@@ -209,7 +234,7 @@ def _receipt_problem(
     if check.jti in seen:
         return "the same receipt is used twice"
     if check.jti in spent:
-        return f"the receipt was already used to verify submission {spent[check.jti]}"
+        return f"the receipt was already used by submission {spent[check.jti]}"
     seen.add(check.jti)
     return None
 

@@ -25,13 +25,15 @@ from domain.leaderboards.submissions import (
     submission_id,
 )
 from domain.leaderboards.verification import (
-    can_verify_by_receipts,
+    can_check_receipts,
     draw_sample,
     judge_receipts,
     judge_reruns,
+    receipts_leave_out,
     reported_outcomes,
     sample_pool,
 )
+from web.public.leaderboard import Board
 
 AT = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 OUTCOMES = ["added_to_cart"] * 6 + ["checkout_reached", "no_cart", "blocked", "no_cart", "error", "not_attempted"]
@@ -244,9 +246,9 @@ def _checks(**changed: Any) -> dict[str, Any]:
     return {**checks, **changed}
 
 
-def test_a_course_run_whose_every_success_carries_a_valid_receipt_is_verified_without_a_rerun() -> None:
+def test_a_course_run_whose_every_success_carries_a_valid_receipt_has_receipts_that_hold() -> None:
     submission = _course_run_with_receipts()
-    assert can_verify_by_receipts(submission)
+    assert can_check_receipts(submission)
     judgement = judge_receipts(submission, _checks(), KEYS, {})
     assert (judgement.verified, judgement.agreed, judgement.of) == (True, 7, 7)
 
@@ -266,7 +268,7 @@ def test_a_refused_receipt_rejects_the_run_with_the_reason() -> None:
     ({}, KEYS, {}, "Other Shopper", "registered to another agent, not Other Shopper"),
     ({}, {KEY: KeyRegistration(keyid=KEY, agent="nordic  SHOPPER", registered_at=STARTED + timedelta(minutes=1))},
      {}, "Nordic Shopper", "after the run started"),
-    ({}, KEYS, {"j2": "another-submission"}, "Nordic Shopper", "already used to verify submission another-submission"),
+    ({}, KEYS, {"j2": "another-submission"}, "Nordic Shopper", "already used by submission another-submission"),
     ({"s02": _receipt("s02", "j2", minutes=36)}, KEYS, {}, "Nordic Shopper", "outside the run's started_at"),
 ])
 def test_a_receipt_proves_nothing_unless_signed_with_a_key_registered_before_the_run_and_unspent(
@@ -296,13 +298,81 @@ def test_a_key_is_registered_once_to_one_agent_and_a_receipt_is_spent_once() -> 
     second = record.submit_leaderboard_run(_course_run_with_receipts("Nordic shopper", "2.0"), network_key="b").id
     verified = judge_receipts(_course_run_with_receipts(), _checks(), KEYS, {})
     jtis = {f"s{i:02d}": f"j{i}" for i in range(1, 8)}
-    record.record_receipt_verification(first, verified, jtis=jtis, by="s")
-    assert record.receipt_spent_by("j3") == str(first) and record.leaderboard_submission(first).status == "verified"
+    record.record_receipt_verification(first, verified, jtis=jtis, seed="s", sample=["s01"], by="s")
+    assert record.receipt_spent_by("j3") == str(first) and record.leaderboard_submission(first).sample == ["s01"]
     # A race: the second submission was judged before the first spent its receipts; the save refuses it.
     with pytest.raises(SubmissionError, match="used by another submission meanwhile"):
-        record.record_receipt_verification(second, verified, jtis=jtis, by="s")
+        record.record_receipt_verification(second, verified, jtis=jtis, seed="s", sample=["s01"], by="s")
     assert record.leaderboard_submission(second).status == "unverified"
 
 
 def test_an_arc_run_is_never_verified_by_receipts() -> None:
-    assert not can_verify_by_receipts(a_run())
+    assert not can_check_receipts(a_run())
+
+
+def _relabelled_course_run(version: str = "relabelled") -> Submission:
+    """The audit's run: ten checkouts reached, each with a receipt that holds, and eight stores reported as error
+    (failures relabelled): n is 10 and the rate 100%."""
+    data = run_data(version, test_set=COURSE_TEST_SET)
+    data["run"].update(started_at="2026-11-20T10:00:00Z", finished_at="2026-11-20T10:30:00Z")
+    data["results"] = [{"id": f"s{i:02d}", "outcome": "checkout_reached", "receipt": f"h.receipt-of-s{i:02d}.sig"}
+                       for i in range(1, 11)] + [{"id": f"s{i:02d}", "outcome": "error"} for i in range(11, 19)]
+    return parse_submission(json.dumps(data).encode())
+
+
+def _relabelled_checks() -> dict[str, Any]:
+    return {f"s{i:02d}": _receipt(f"s{i:02d}", f"r{i}") for i in range(1, 11)}
+
+
+def _book(record: Record) -> dict[str, Any]:
+    board = Board(record)
+    board.listener(0)
+    return {e.id: e for e in board.book.listed()}
+
+
+def test_receipts_that_hold_verify_no_run_alone_and_its_error_rows_go_to_the_reruns(record: Record) -> None:
+    """Audit r1: receipts never looked at `error` rows, so failures relabelled error were verified at 100%. Holding
+    receipts now only draw the re-run sample, error rows in its pool; the re-runs of those rows fail and reject it."""
+    submission = _relabelled_course_run()
+    assert (submission.successes(), len(submission.counted())) == (10, 10)
+    sid = record.submit_leaderboard_run(submission, network_key="k").id
+    judgement = judge_receipts(submission, _relabelled_checks(), KEYS, {})
+    assert judgement.verified  # the receipts hold
+    sample = draw_sample(sample_pool(submission), "seed")
+    errors = [i for i in sample if i >= "s11"]
+    assert errors  # the draw meets the error rows
+    jtis = {f"s{i:02d}": f"r{i}" for i in range(1, 11)}
+    record.record_receipt_verification(sid, judgement, jtis=jtis, seed="seed", sample=sample, by="staff")
+    entry = record.leaderboard_submission(sid)
+    assert (entry.status, entry.method, entry.sample) == ("unverified", "receipts+reruns", sample)
+    listed = _book(record)[str(sid)]
+    assert (listed.status, listed.verification.method, listed.verification.sample) == (
+        "unverified", "receipts+reruns", sample)
+    reported = reported_outcomes(submission)
+    reruns = {i: "checkout_reached" if reported[i] != "error" else "no_cart" for i in sample}
+    rerun = judge_reruns(reported, sample, reruns)
+    record.record_verification(sid, rerun, by="staff")
+    assert record.leaderboard_submission(sid).status == "rejected"
+    assert f"{errors[0]} (reported error, re-run no_cart)" in _book(record)[str(sid)].verification.reason
+    assert "8 stores reported as error (s11, s12, s13, s14, s15, s16, s17, s18)" in receipts_leave_out(submission)
+
+
+def test_receipts_that_hold_and_reruns_that_agree_verify_and_old_receipts_alone_replay(record: Record) -> None:
+    """A run verified by receipts then re-runs is listed with both; one verified by receipts alone before the
+    change (its events as the old desk recorded them) still replays as verified by receipts alone."""
+    old = record.submit_leaderboard_run(_course_run_with_receipts(), network_key="a").id
+    legacy = record.leaderboard_submission(old)  # the events the desk recorded before receipts stopped sufficing
+    legacy.start_verification(method="receipts", seed="", sample=[f"s{i:02d}" for i in range(1, 8)], by="s", at=AT)
+    legacy.conclude(verified=True, agreed=7, of=7, checks={}, reason="", by="s", at=AT)
+    record.save(legacy)
+    submission = _relabelled_course_run("honest")
+    sid = record.submit_leaderboard_run(submission, network_key="b").id
+    judgement = judge_receipts(submission, _relabelled_checks(), KEYS, {})
+    sample = draw_sample(sample_pool(submission), "seed")
+    record.record_receipt_verification(sid, judgement, jtis={}, seed="seed", sample=sample, by="staff")
+    reruns = {i: "checkout_reached" for i in sample}  # the error rows hid no failure
+    record.record_verification(sid, judge_reruns(reported_outcomes(submission), sample, reruns), by="staff")
+    book = _book(record)
+    assert (book[str(sid)].status, book[str(sid)].verification.method) == ("verified", "receipts+reruns")
+    assert (book[str(sid)].verification.agreed, book[str(sid)].verification.of) == (10, 10)
+    assert (book[str(old)].status, book[str(old)].verification.method) == ("verified", "receipts")
