@@ -1,5 +1,6 @@
 """Verifying leaderboard submissions: list them, draw the sample to re-run, record the re-runs' outcomes (which
-decide verified or rejected), check a course run's lab receipts, or reject a submission with the reason; and
+decide verified or rejected), check a course run's lab receipts first (failing, they reject it; holding, they draw
+the sample: receipts verify no run alone), or reject a submission with the reason; and
 register agents' Web Bot Auth keys, without which no receipt proves a run (see domain.leaderboards.receipt_ledger).
 Our own agent's key and our own runs' receipts are public, so neither proves an outside agent's run
 (web/staff/own_agent.py).
@@ -28,10 +29,11 @@ from domain.leaderboards.receipts import ReceiptCheck, ReceiptVerified
 from domain.leaderboards.submissions import LeaderboardSubmission, SubmissionError
 from domain.leaderboards.verification import (
     RERUN_OUTCOMES,
-    can_verify_by_receipts,
+    can_check_receipts,
     draw_sample,
     judge_receipts,
     judge_reruns,
+    receipts_leave_out,
     reported_outcomes,
     sample_pool,
     unsigned_note,
@@ -91,7 +93,8 @@ async def _detail(request: Request, session: Session, error: str | None = None, 
     set_file = "arc-100-v1.csv" if submission.test_set == ARC_TEST_SET else "canitbuy-course-2.1.csv"
     context: dict[str, Any] = {
         "nav": "", "sid": str(sid), "entry": entry, "submission": submission, "sample": sample,
-        "outcomes": RERUN_OUTCOMES, "receipts": can_verify_by_receipts(submission), "error": error,
+        "outcomes": RERUN_OUTCOMES, "receipts": can_check_receipts(submission), "error": error,
+        "receipts_leave_out": receipts_leave_out(submission),
         "unsigned": unsigned_note(unsigned_receipts(submission)),
         "done": request.query_params.get("done"),
         "command": f"canitbuy arc run --test-set {set_file} --ids {','.join(entry.sample or [])} --model NAME",
@@ -146,7 +149,7 @@ async def check_receipts(request: Request, session: Session, form: FormData) -> 
     sid = _id(request)
     entry = await _entry(site, sid)
     submission = entry.parsed()
-    if not can_verify_by_receipts(submission):
+    if not can_check_receipts(submission):
         return await _detail(request, session, "only a course run whose every success carries a receipt", 400)
     unsigned = unsigned_receipts(submission)
     if unsigned:  # proves nothing: the run stays unverified, for re-runs
@@ -164,12 +167,17 @@ async def check_receipts(request: Request, session: Session, form: FormData) -> 
     ours = await site.call(site.own_receipts.now)
     judgement = judge_receipts(submission, checks, keys, spent, ours)
     jtis = {item: valid[item].jti for item in judgement.checks if item in valid}
+    seed = secrets.token_hex(16)
+    sample = draw_sample(sample_pool(submission), seed) if judgement.verified else []
     try:
-        await site.call(site.runtime.record.record_receipt_verification, sid, judgement, jtis=jtis, by=session.email)
+        await site.call(site.runtime.record.record_receipt_verification, sid, judgement, jtis=jtis, seed=seed,
+                        sample=sample, by=session.email)
     except SubmissionError as error:
         return await _detail(request, session, str(error), 400)
     await site.refresh()
-    return _done(sid, "verified by receipts" if judgement.verified else "rejected: " + judgement.reason[:80])
+    if not judgement.verified:
+        return _done(sid, "rejected: " + judgement.reason[:80])
+    return _done(sid, f"receipts hold, not verified yet: {len(sample)} stores drawn to re-run")
 
 
 async def _ledger(site: Site, receipts: list[ReceiptVerified]) -> tuple[dict[str, KeyRegistration], dict[str, str]]:

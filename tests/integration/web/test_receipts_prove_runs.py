@@ -159,11 +159,12 @@ def signed(client, lab: LabServer, agent_keys) -> SignedRun:
     return SignedRun("Signed Agent", keyid, early, receipts, started, datetime.now(UTC))
 
 
-def test_a_signed_receipt_of_a_key_registered_before_the_run_verifies_it(client, signed) -> None:
+def test_a_signed_receipt_of_a_key_registered_before_the_run_holds_and_leads_to_reruns(client, signed) -> None:
     sid = submit(client, course_run(signed.agent, signed.receipts[0], signed.started, signed.finished, "proved"))
     assert check_receipts(client, sid).status_code == 303
     entry = listed(client, sid)
-    assert (entry["status"], entry["verification"]["method"]) == ("verified", "receipts")
+    assert (entry["status"], entry["verification"]["method"]) == ("unverified", "receipts+reruns")
+    assert len(entry["verification"]["sample"]) == 10 and entry["verification"]["seed"]
 
 
 def test_the_same_receipt_in_a_second_submission_is_refused_as_spent(client, signed) -> None:
@@ -171,10 +172,10 @@ def test_the_same_receipt_in_a_second_submission_is_refused_as_spent(client, sig
     second = submit(client, course_run(signed.agent, signed.receipts[1], signed.started, signed.finished, "twice"))
     assert check_receipts(client, first).status_code == 303
     assert check_receipts(client, second).status_code == 303
-    assert listed(client, first)["status"] == "verified"
+    assert listed(client, first)["verification"]["method"] == "receipts+reruns"
     entry = listed(client, second)
     assert entry["status"] == "rejected"
-    assert f"the receipt was already used to verify submission {first}" in entry["verification"]["reason"]
+    assert f"the receipt was already used by submission {first}" in entry["verification"]["reason"]
 
 
 def test_a_receipt_submitted_by_another_agent_is_refused(client, signed) -> None:
@@ -201,3 +202,97 @@ def test_a_receipt_outside_the_runs_times_is_refused(client, signed) -> None:
     entry = listed(client, sid)
     assert entry["status"] == "rejected"
     assert "signed outside the run's started_at..finished_at" in entry["verification"]["reason"]
+
+
+def station_receipt(lab: LabServer, station: str, query: str = "", signature: dict[str, str] | None = None) -> str:
+    """What a script, no browser, gets: POST /cart/add, then GET /checkout (with `query`), signed when given."""
+    with httpx.Client(base_url=lab.loopback_url(), headers={"Host": lab.host_for(station), "User-Agent": BROWSER_UA},
+                      follow_redirects=False, timeout=10) as http:
+        added = http.post("/cart/add", data={"product": "aero-run-2", "colour": "black", "size": "42", "pairs": "1"})
+        assert added.status_code == 303, added.text
+        checkout = http.get(f"/checkout{query}", headers=signature or {})
+        assert checkout.status_code == 200, (station, checkout.status_code)
+        return checkout.headers["nordlys-receipt"]
+
+
+def signed_run(agent: str, receipts: dict[str, str], outcomes: dict[str, str], started: datetime, version: str
+               ) -> dict:
+    """A course run, s01..s18: `receipts` reached the checkout, the others as `outcomes` says."""
+    results = []
+    for i in range(1, 19):
+        item = f"s{i:02d}"
+        if item in receipts:
+            results.append({"id": item, "outcome": "checkout_reached", "receipt": receipts[item]})
+        else:
+            results.append({"id": item, "outcome": outcomes[item]})
+    return {
+        "spec": "arc-leaderboard-submission/v1", "test_set": COURSE, "agent": {"name": agent, "version": version,
+                                                                              "path": "browser"},
+        "run": {"stopped_before_payment": True, "started_at": moment(started),
+                "finished_at": moment(datetime.now(UTC) + timedelta(seconds=2))},
+        "results": results,
+    }
+
+
+def record_reruns(client, sid: str, outcome_of) -> httpx.Response:
+    sign_in(client, *STAFF)
+    try:
+        page = client.get(f"/staff/leaderboard/{sid}")
+        sample = listed(client, sid)["verification"]["sample"]
+        form = {"csrf": csrf_of(page.text), **{f"rerun_{i}": outcome_of(i) for i in sample}}
+        return client.post(f"/staff/leaderboard/{sid}/reruns", data=form, follow_redirects=False)
+    finally:
+        sign_out(client)
+
+
+def test_failures_relabelled_error_beside_valid_receipts_are_rerun_and_reject_the_run(
+    client, lab: LabServer, signed, agent_keys
+) -> None:
+    """Audit r1: ten checkouts reached with signed receipts of the registered key, eight failures reported as error.
+    Receipts never looked at error rows, so the run was verified at 10 of 10 = 100%. Now the holding receipts draw
+    the re-run sample, error rows in its pool, and the re-runs of those rows reject the run."""
+    queries = {"s09": "?terms=accepted", "s14": "?point=pp-7c1d"}
+    stations = ["s01", "s02", "s03", "s04", "s06", "s09", "s11", "s13", "s14", "s16"]
+    receipts = {st: station_receipt(lab, st, queries.get(st, ""), web_bot_auth(agent_keys, lab.host_for(st)))
+                for st in stations}
+    errors = {f"s{i:02d}": "error" for i in (5, 7, 8, 10, 12, 15, 17, 18)}
+    sid = submit(client, signed_run(signed.agent, receipts, errors, signed.started, "1.0+relabelled"))
+    assert check_receipts(client, sid).status_code == 303
+    entry = listed(client, sid)
+    assert (entry["status"], entry["verification"]["method"]) == ("unverified", "receipts+reruns")
+    assert (entry["successes"], entry["n"], entry["rate"]) == (10, 10, 100)
+    drawn_errors = [i for i in entry["verification"]["sample"] if i in errors]
+    assert drawn_errors, entry["verification"]["sample"]
+    page = client.get("/leaderboard").text
+    assert "8 more left out of n (error, not attempted)" in page and "stores drawn to re-run" in page
+    response = record_reruns(client, sid, lambda i: "no_cart" if i in errors else "checkout_reached")
+    assert response.status_code == 303, response.text
+    entry = listed(client, sid)
+    assert entry["status"] == "rejected"
+    assert f"{drawn_errors[0]} (reported error, re-run no_cart)" in entry["verification"]["reason"]
+
+
+def test_a_script_with_the_registered_key_gets_receipts_past_obstacles_it_never_met_and_is_not_verified(
+    client, lab: LabServer, signed, agent_keys
+) -> None:
+    """Audit r2: the lab signs a receipt for whoever POSTs /cart/add and GETs /checkout: S09 with ?terms=accepted
+    and no box ticked, S14 with ?point=pp-7c1d and no map clicked, S04, S06 and S11 with no page at all. A script
+    signed with the agent's registered key so gets receipts that hold; they no longer verify the run alone, and the
+    page says what a receipt proves and what it does not."""
+    queries = {"s01": "", "s04": "", "s06": "", "s09": "?terms=accepted", "s11": "", "s14": "?point=pp-7c1d"}
+    receipts = {st: station_receipt(lab, st, q, web_bot_auth(agent_keys, lab.host_for(st)))
+                for st, q in queries.items()}
+    others = {f"s{i:02d}": "no_cart" for i in range(1, 19)}
+    sid = submit(client, signed_run(signed.agent, receipts, others, signed.started, "1.0+scripted"))
+    assert check_receipts(client, sid).status_code == 303
+    entry = listed(client, sid)
+    assert entry["status"] == "unverified" and entry["verification"]["method"] == "receipts+reruns"
+    page = client.get("/leaderboard").text
+    words = " ".join(page.split())
+    assert "It does not prove that a model, rather than a script, got past the station's obstacle" in words
+    assert "the holder of the agent's registered key opened this station's order form" in words
+    assert "receipts never verify a run alone" in page
+    sign_in(client, *STAFF)
+    desk = client.get(f"/staff/leaderboard/{sid}").text
+    sign_out(client)
+    assert "The lab receipts held. Receipts verify no run alone" in desk and "Record the re-runs" in desk
