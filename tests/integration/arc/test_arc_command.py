@@ -33,7 +33,7 @@ from domain.leaderboards.arc_schema import course_schema
 from domain.leaderboards.arc_validation import parse_submission
 from domain.leaderboards.receipt_ledger import KeyRegistration
 from domain.leaderboards.receipts import ReceiptCheck, ReceiptRefused, ReceiptVerified
-from domain.leaderboards.verification import can_verify_by_receipts, judge_receipts
+from domain.leaderboards.verification import can_check_receipts, judge_receipts
 from lab.receipts import load_or_create_seed
 from lab.server import LabServer
 from ops.arc_export import arc_schema, check_export, export_batch
@@ -140,19 +140,19 @@ def test_the_receipts_of_a_course_export_verify_with_the_labs_keys(export: dict[
     assert all(isinstance(c, ReceiptVerified) and c.station == code for code, c in checks.items())
     assert all(isinstance(c, ReceiptVerified) and c.agent_keyid for c in checks.values())  # the harness signs
     submission = parse_submission(json.dumps(export).encode())
-    # What the staff desk does: every success must carry a receipt; the carts of s10 and s14 have none to show.
-    assert not can_verify_by_receipts(submission)
+    # What the staff desk does: every success must carry a receipt to be checked; the carts of s10 and s14 have none.
+    assert not can_check_receipts(submission)
     judgement = judge_receipts(submission, checks, registered_before_the_run(submission, checks), {})
     assert not judgement.verified and judgement.checks["s14"] == judgement.checks["s10"] == "no receipt"
     assert all(judgement.checks[code] == "receipt valid" for code in checks)
 
 
-def test_a_course_export_of_checkouts_only_is_verified_by_its_receipts(export: dict[str, Any],
+def test_the_receipts_of_a_course_export_of_checkouts_only_hold(export: dict[str, Any],
                                                                        same_lab: LabServer) -> None:
     checkouts = {**export, "results": [r for r in export["results"] if r["outcome"] != "added_to_cart"]}
     checkouts["results"].append({"id": "s03", "outcome": "no_cart"})  # still ten results
     submission = parse_submission(json.dumps(checkouts).encode())
-    assert can_verify_by_receipts(submission)
+    assert can_check_receipts(submission)
     checks = verify_all(same_lab, checkouts)
     judgement = judge_receipts(submission, checks, registered_before_the_run(submission, checks), {})
     assert judgement.verified and judgement.agreed == judgement.of == 9, judgement.reason
