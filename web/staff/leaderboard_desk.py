@@ -23,7 +23,7 @@ from starlette.routing import Route
 
 from adapters.receipts import HttpxReceiptVerifier, ReceiptKeysError
 from domain.eventlog.record import UnknownSubmissionError
-from domain.leaderboards.arc import ARC_TEST_SET, test_set_named
+from domain.leaderboards.arc import ARC_TEST_SET, Submission, test_set_named
 from domain.leaderboards.receipt_ledger import AgentKeyError, KeyRegistration
 from domain.leaderboards.receipts import ReceiptCheck, ReceiptVerified
 from domain.leaderboards.submissions import LeaderboardSubmission, SubmissionError
@@ -111,13 +111,19 @@ def _done(sid: UUID, what: str) -> Response:
     return RedirectResponse(f"/staff/leaderboard/{sid}?done={what.replace(' ', '+')}", status_code=303)
 
 
+def _drawn(submission: Submission) -> tuple[str, list[str]]:
+    """A fresh seed and the sample it draws of the submission's stores (error rows in the pool), for the re-runs of
+    either path: after the receipts held, or straight away."""
+    seed = secrets.token_hex(16)
+    return seed, draw_sample(sample_pool(submission), seed)
+
+
 @staff_action(max_fields=10)
 async def start_verification(request: Request, session: Session, form: FormData) -> Response:
     site: Site = request.app.state.site
     sid = _id(request)
     entry = await _entry(site, sid)
-    seed = secrets.token_hex(16)
-    sample = draw_sample(sample_pool(entry.parsed()), seed)
+    seed, sample = _drawn(entry.parsed())
     try:
         await site.call(site.runtime.record.start_verification, sid, method="rerun", seed=seed, sample=sample,
                         by=session.email)
@@ -167,8 +173,7 @@ async def check_receipts(request: Request, session: Session, form: FormData) -> 
     ours = await site.call(site.own_receipts.now)
     judgement = judge_receipts(submission, checks, keys, spent, ours)
     jtis = {item: valid[item].jti for item in judgement.checks if item in valid}
-    seed = secrets.token_hex(16)
-    sample = draw_sample(sample_pool(submission), seed) if judgement.verified else []
+    seed, sample = _drawn(submission) if judgement.verified else ("", [])
     try:
         await site.call(site.runtime.record.record_receipt_verification, sid, judgement, jtis=jtis, seed=seed,
                         sample=sample, by=session.email)
